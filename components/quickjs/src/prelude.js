@@ -1,0 +1,194 @@
+// The JavaScript side of the forge-host QuickJS engine. Evaluated once per run, before the
+// script, with the native bridge `host` as its only argument. It defines the script's globals
+// (tools, state, text, progress, console) and returns the engine's private API. The bridge is
+// not reachable from the script afterwards.
+(function (host) {
+  "use strict";
+
+  /** The error every host-side failure is thrown as: `.code` is a stable SPEC §4 code. */
+  class ForgeError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.name = "ForgeError";
+      this.code = code;
+    }
+  }
+
+  // A native returns either its value or a `{code, message}` error object (marked by host).
+  const unwrap = (r) => {
+    if (r !== null && typeof r === "object" && r.__forgeError === true) {
+      throw new ForgeError(String(r.code), String(r.message));
+    }
+    return r;
+  };
+
+  const encode = (what, value) => {
+    let text;
+    try {
+      text = JSON.stringify(value);
+    } catch (e) {
+      throw new TypeError(`${what} is not JSON-serialisable: ${e && e.message}`);
+    }
+    return text === undefined ? "null" : text;
+  };
+
+  // In-flight calls by host call id; settled by the engine's run loop (`settle`).
+  const pending = new Map();
+
+  const call = (name, input) => {
+    if (typeof name !== "string") {
+      return Promise.reject(new TypeError("tools.call: the tool name must be a string"));
+    }
+    let id;
+    try {
+      id = unwrap(host.begin(name, encode("tool input", input === undefined ? {} : input)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+  };
+
+  const toolInfo = (t) => ({
+    name: t.name,
+    description: t.description,
+    effect: t.effect,
+    inputSchema: JSON.parse(t.inputSchema),
+  });
+
+  const tools = Object.freeze({
+    call,
+    list: () => {
+      try {
+        return Promise.resolve(JSON.parse(host.catalogList()).map(toolInfo));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    search: (query, limit) => {
+      try {
+        const found = JSON.parse(host.catalogSearch(String(query), limit === undefined ? 20 : Number(limit)));
+        return Promise.resolve(found.map(toolInfo));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    describe: (name) => {
+      try {
+        const t = JSON.parse(host.catalogDescribe(String(name)));
+        return Promise.resolve(t === null ? undefined : toolInfo(t));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+  });
+
+  const checkKey = (key) => {
+    if (typeof key !== "string") throw new TypeError("state keys must be strings");
+    return key;
+  };
+
+  const state = Object.freeze({
+    get(key) {
+      const text = unwrap(host.stateGet(checkKey(key)));
+      return text === undefined ? undefined : JSON.parse(text);
+    },
+    set(key, value) {
+      if (value === undefined) throw new TypeError("state.set: the value must not be undefined");
+      unwrap(host.stateSet(checkKey(key), encode("state value", value)));
+    },
+    delete(key) {
+      unwrap(host.stateDelete(checkKey(key)));
+    },
+    keys() {
+      return JSON.parse(host.stateKeys());
+    },
+  });
+
+  const text = (value) => {
+    unwrap(host.text(encode("text value", value)));
+  };
+
+  const number = (what, v) => {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "number" || !Number.isFinite(v)) throw new TypeError(`progress: ${what} must be a finite number`);
+    return v;
+  };
+
+  const progress = (message, completed, total) => {
+    host.progress(String(message), number("completed", completed), number("total", total));
+  };
+
+  const show = (v) => {
+    if (typeof v === "string") return v;
+    if (v instanceof Error) return v.stack ? `${v.name}: ${v.message}\n${v.stack}` : `${v.name}: ${v.message}`;
+    if (typeof v === "function") return `[Function ${v.name || "anonymous"}]`;
+    if (typeof v === "bigint") return `${v}n`;
+    if (typeof v === "symbol" || v === undefined) return String(v);
+    try {
+      const s = JSON.stringify(v);
+      return s === undefined ? String(v) : s;
+    } catch {
+      return String(v);
+    }
+  };
+  const line = (args) => Array.prototype.map.call(args, show).join(" ") + "\n";
+  const console = Object.freeze({
+    log(...args) { host.print(1, line(args)); },
+    info(...args) { host.print(1, line(args)); },
+    debug(...args) { host.print(1, line(args)); },
+    warn(...args) { host.print(2, line(args)); },
+    error(...args) { host.print(2, line(args)); },
+  });
+
+  const define = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+  define("tools", tools);
+  define("state", state);
+  define("text", text);
+  define("progress", progress);
+  define("console", console);
+  define("ForgeError", ForgeError);
+
+  // The engine's private API (never a global).
+  return {
+    /** Settles call `id` with the tool's JSON response, or rejects it with a ForgeError. */
+    settle(id, ok, payload, code) {
+      const entry = pending.get(id);
+      if (entry === undefined) return false;
+      pending.delete(id);
+      if (ok) {
+        let value;
+        try {
+          value = JSON.parse(payload);
+        } catch (e) {
+          entry.reject(e);
+          return true;
+        }
+        entry.resolve(value);
+      } else {
+        entry.reject(new ForgeError(code, payload));
+      }
+      return true;
+    },
+    /** The result as JSON text, or undefined for `undefined`. */
+    encodeResult(value) {
+      if (value === undefined) return undefined;
+      return encode("the result", value);
+    },
+    /** {code, message, stack} of a thrown value; code is "" when the engine should decide. */
+    describeError(e) {
+      if (e instanceof Error) {
+        const code = e instanceof ForgeError && typeof e.code === "string" ? e.code : "";
+        const message = `${e.name}: ${e.message}`;
+        return { code, message, stack: typeof e.stack === "string" ? e.stack : undefined };
+      }
+      let message;
+      try {
+        message = `Uncaught ${show(e)}`;
+      } catch {
+        message = "Uncaught exception";
+      }
+      return { code: "", message, stack: undefined };
+    },
+  };
+})

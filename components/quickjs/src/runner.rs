@@ -1,0 +1,189 @@
+//! One run: a fresh runtime and context, the prelude, the script as an async function body, and
+//! the loop that drives its promise to the end, waiting on the host for tool calls.
+
+use rquickjs::{
+    CatchResultExt, CaughtError, Context, Ctx, Function, Object, Promise, Runtime, Value,
+    context::EvalOptions, promise::PromiseState,
+};
+
+use crate::bridge;
+use crate::exports::forge::engine::engine::{RunRequest, ScriptError};
+use crate::forge::engine::tools;
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+fn failure(code: &str, message: impl Into<String>, stack: Option<String>) -> ScriptError {
+    ScriptError {
+        code: code.into(),
+        message: message.into(),
+        stack,
+    }
+}
+
+fn engine_failure(error: rquickjs::Error) -> ScriptError {
+    failure("ISOLATE_FAILURE", format!("QuickJS: {error}"), None)
+}
+
+/// Runs `request` to completion.
+pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
+    let runtime = Runtime::new().map_err(engine_failure)?;
+    let context = Context::full(&runtime).map_err(engine_failure)?;
+    context.with(|ctx| run_in(&ctx, &request))
+}
+
+fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, ScriptError> {
+    let api = install_prelude(ctx)?;
+    let settle: Function = api.get("settle").map_err(engine_failure)?;
+    let encode: Function = api.get("encodeResult").map_err(engine_failure)?;
+    let describe: Function = api.get("describeError").map_err(engine_failure)?;
+    let thrown = |value: Value<'js>, fallback: &str| describe_thrown(&describe, value, fallback);
+
+    // The script is the body of an async function. It starts on the wrapper's first line so
+    // that line numbers in stack traces are the script's own.
+    let wrapped = format!("(async function () {{{}\n}})", request.source);
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = false;
+    options.filename = Some(request.filename.clone());
+    let body: Function = match ctx.eval_with_options(wrapped, options).catch(ctx) {
+        Ok(body) => body,
+        Err(error) => {
+            let value = caught_value(ctx, error);
+            let mut e = thrown(value, "SCRIPT_SYNTAX");
+            // Nothing but parsing ran: whatever went wrong is the script's syntax, unless the
+            // engine ran out of memory while parsing (a null exception).
+            if e.code != "MEMORY_LIMIT" {
+                e.code = "SCRIPT_SYNTAX".into();
+            }
+            return Err(e);
+        }
+    };
+    let root: Promise = match body.call(()).catch(ctx) {
+        Ok(promise) => promise,
+        Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
+    };
+
+    loop {
+        while ctx.execute_pending_job() {}
+        match root.state() {
+            PromiseState::Resolved => {
+                let value: Value = root
+                    .result()
+                    .transpose()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+                let text: Option<String> = match encode.call((value,)).catch(ctx) {
+                    Ok(text) => text,
+                    Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
+                };
+                if let Some(text) = &text {
+                    if text.len() as u64 > request.limits.max_result_bytes {
+                        return Err(failure(
+                            "BUDGET_EXCEEDED",
+                            format!(
+                                "the result is {} bytes, over the budget of {} bytes",
+                                text.len(),
+                                request.limits.max_result_bytes
+                            ),
+                            None,
+                        ));
+                    }
+                }
+                return Ok(text);
+            }
+            PromiseState::Rejected => {
+                let reason = match root.result::<Value>() {
+                    Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                    Some(Ok(value)) => value,
+                    _ => Value::new_undefined(ctx.clone()),
+                };
+                return Err(thrown(reason, "SCRIPT_RUNTIME"));
+            }
+            PromiseState::Pending => match tools::wait_any() {
+                Some(done) => {
+                    let (ok, payload, code) = match done.outcome {
+                        Ok(json) => (true, json, String::new()),
+                        Err(error) => (false, error.message, error.code),
+                    };
+                    if let Err(error) = settle
+                        .call::<_, bool>((done.id as f64, ok, payload, code))
+                        .catch(ctx)
+                    {
+                        return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME"));
+                    }
+                }
+                None => {
+                    return Err(failure(
+                        "UNRESOLVABLE_PROMISE",
+                        "the script is waiting on a promise that nothing can settle",
+                        None,
+                    ));
+                }
+            },
+        }
+    }
+}
+
+fn install_prelude<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>, ScriptError> {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some("forge-prelude.js".into());
+    let factory: Function = ctx
+        .eval_with_options(PRELUDE, options)
+        .map_err(engine_failure)?;
+    let host = bridge::host_object(ctx).map_err(engine_failure)?;
+    factory.call((host,)).map_err(engine_failure)
+}
+
+fn caught_value<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Value<'js> {
+    match error {
+        CaughtError::Exception(exception) => exception.into_value(),
+        CaughtError::Value(value) => value,
+        CaughtError::Error(rquickjs::Error::Exception) => ctx.catch(),
+        CaughtError::Error(other) => rquickjs::String::from_str(ctx.clone(), &format!("{other}"))
+            .map(|s| s.into_value())
+            .unwrap_or_else(|_| Value::new_null(ctx.clone())),
+    }
+}
+
+/// Turns a thrown value into a script error. `null` is what QuickJS throws when it cannot even
+/// allocate its out-of-memory error: the engine reports `MEMORY_LIMIT`, and the host confirms it
+/// against its own record of a denied memory growth before believing it.
+fn describe_thrown<'js>(
+    describe: &Function<'js>,
+    value: Value<'js>,
+    fallback: &str,
+) -> ScriptError {
+    if value.is_null() {
+        return failure(
+            "MEMORY_LIMIT",
+            "out of memory (the engine could not allocate its error)",
+            None,
+        );
+    }
+    let described = describe.call::<_, Object>((value,)).and_then(|o| {
+        Ok((
+            o.get::<_, String>("code")?,
+            o.get::<_, String>("message")?,
+            o.get::<_, Option<String>>("stack")?,
+        ))
+    });
+    match described {
+        Ok((code, message, stack)) => {
+            let code = if code.is_empty() {
+                fallback.to_string()
+            } else {
+                code
+            };
+            failure(&code, message, stack)
+        }
+        // Describing the error failed too: almost always memory exhaustion.
+        Err(_) => failure(
+            "MEMORY_LIMIT",
+            "out of memory while reporting an error",
+            None,
+        ),
+    }
+}

@@ -1,0 +1,94 @@
+//! The `forge-host` command line: one file per subcommand, glue only.
+
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::datadir::DataDir;
+use crate::error::{Error, ErrorCode};
+
+/// Runs untrusted scripts (JavaScript, Python, any language built as a forge:engine WebAssembly
+/// component) with no access beyond what they are given, no network, hard memory and CPU caps,
+/// and hard termination.
+#[derive(Debug, Parser)]
+#[command(name = "forge-host", version, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    data: DataDirArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command that touches the data directory accepts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DataDirArgs {
+    /// Data directory holding the journal and state [default: $XDG_DATA_HOME/forge-host]
+    #[arg(long, global = true, env = "FORGE_HOST_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl DataDirArgs {
+    /// The chosen data directory.
+    pub fn resolve(&self) -> Result<DataDir, Error> {
+        match &self.data_dir {
+            Some(dir) => Ok(DataDir::new(dir)),
+            None => DataDir::default_location(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a script in the engine its extension picks, print its result.
+    Run(run::RunArgs),
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error ISOLATE_FAILURE: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(&cli.data, args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let code = error
+                .downcast_ref::<Error>()
+                .map(|e| e.code)
+                .unwrap_or(ErrorCode::InvalidInput);
+            eprintln!("error {code}: {}", error_line(&error));
+            exit_code_for(code)
+        }
+    }
+}
+
+/// The one-line form of an error.
+fn error_line(error: &anyhow::Error) -> String {
+    match error.downcast_ref::<Error>() {
+        Some(e) => e.message.clone(),
+        None => format!("{error:#}"),
+    }
+}
+
+/// 2 for what stopped a run before it started because of its input; 1 otherwise.
+fn exit_code_for(code: ErrorCode) -> ExitCode {
+    match code {
+        ErrorCode::InvalidInput | ErrorCode::EngineUnavailable => ExitCode::from(2),
+        _ => ExitCode::from(1),
+    }
+}

@@ -1,0 +1,237 @@
+//! `forge-host run FILE`: runs a script and prints its result.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use super::DataDirArgs;
+use crate::engines::sha256_hex;
+use crate::error::Error;
+use crate::kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport};
+use crate::limits::{Limits, parse_duration, parse_size};
+use crate::output::Event;
+use crate::permissions::Policy;
+
+/// Arguments of `forge-host run`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when the script succeeded, 1 when it failed, timed out or \
+was cancelled, 2 on bad usage or invalid input.\n\nExamples:\n  forge-host run examples/hello.js\n  \
+forge-host run examples/concurrent-calls.js --json --timeout 5s --memory 64MiB"
+)]
+pub struct RunArgs {
+    /// The script; its extension picks the engine (.js, .mjs: QuickJS)
+    pub file: PathBuf,
+    /// Print one JSON object with the result, error, output and metrics
+    #[arg(long)]
+    pub json: bool,
+    /// Run with this engine id instead of the one the extension picks
+    #[arg(long, value_name = "ID")]
+    pub engine: Option<String>,
+    /// Wall-clock limit of the whole execution (500ms, 30s, 2m)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Memory cap of the instance (64MiB, 1GiB)
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub memory: u64,
+    /// Deterministic CPU budget in wasmtime fuel units [default: off]
+    #[arg(long, value_name = "N")]
+    pub fuel: Option<u64>,
+    /// Nested tool calls the script may begin
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
+    pub max_tool_calls: u32,
+    /// Nested tool calls running at once
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
+    pub max_concurrency: u32,
+    /// Largest JSON input of one tool call
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub max_call_input: u64,
+    /// Largest JSON response of one tool call
+    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
+    pub max_call_response: u64,
+    /// Retained tail of stdout and of stderr, each (also bounds all text() values)
+    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = parse_size)]
+    pub max_output: u64,
+    /// Largest result
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    pub max_result: u64,
+    /// State budget of the session, all values together
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub max_state: u64,
+    /// Largest single state value
+    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = parse_size)]
+    pub max_state_value: u64,
+    /// Session whose shared state the script reads and writes [default: one per working directory]
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Allow tools with the `write` effect
+    #[arg(long)]
+    pub allow_write: bool,
+    /// Allow tools with the `process` effect
+    #[arg(long)]
+    pub allow_process: bool,
+    /// Allow tools with the `external` effect
+    #[arg(long)]
+    pub allow_external: bool,
+}
+
+impl RunArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            fuel: self.fuel,
+            memory_bytes: self.memory,
+            max_tool_calls: self.max_tool_calls,
+            max_concurrency: self.max_concurrency,
+            max_call_input_bytes: self.max_call_input,
+            max_call_response_bytes: self.max_call_response,
+            max_output_bytes: self.max_output,
+            max_result_bytes: self.max_result,
+            max_state_bytes: self.max_state,
+            max_state_value_bytes: self.max_state_value,
+        }
+    }
+}
+
+/// The session of runs that name none: one per working directory.
+pub fn default_session() -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let hash = sha256_hex(cwd.as_os_str().as_encoded_bytes());
+    format!("dir-{}", &hash[..16])
+}
+
+/// Prints events as they happen: script stdout and `text()` on stdout, script stderr and
+/// progress on stderr (JSON lines with `--json`, where stdout is kept for the one report).
+fn printer(json: bool) -> Arc<dyn Fn(Event) + Send + Sync> {
+    let progress_bar = !json && std::io::stderr().is_terminal();
+    Arc::new(move |event| match event {
+        Event::Stdout(bytes) if !json => {
+            let _ = std::io::stdout().write_all(&bytes);
+        }
+        Event::Stderr(bytes) if !json => {
+            let _ = std::io::stderr().write_all(&bytes);
+        }
+        Event::Text(value) if !json => match value {
+            Value::String(text) => println!("{text}"),
+            other => println!("{other}"),
+        },
+        Event::Progress {
+            message,
+            completed,
+            total,
+        } => {
+            if json {
+                let line = json!({"progress": {"message": message, "completed": completed, "total": total}});
+                eprintln!("{line}");
+            } else if progress_bar {
+                eprint!("\r\x1b[2K{}", progress_line(&message, completed, total));
+            } else {
+                eprintln!("progress: {}", progress_line(&message, completed, total));
+            }
+        }
+        _ => {}
+    })
+}
+
+fn progress_line(message: &str, completed: Option<f64>, total: Option<f64>) -> String {
+    match (completed, total) {
+        (Some(done), Some(total)) if total > 0.0 => {
+            let ratio = (done / total).clamp(0.0, 1.0);
+            let filled = (ratio * 20.0).round() as usize;
+            format!(
+                "[{}{}] {done}/{total} {message}",
+                "#".repeat(filled),
+                " ".repeat(20 - filled)
+            )
+        }
+        (Some(done), _) => format!("{done} {message}"),
+        _ => message.to_string(),
+    }
+}
+
+/// Runs `forge-host run`.
+pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let outcome = execute(data, &args).await;
+    match outcome {
+        Ok(report) => Ok(print_report(&report, args.json)),
+        Err(error) if args.json => {
+            let error = error
+                .downcast::<Error>()
+                .unwrap_or_else(|e| Error::invalid_input(format!("{e:#}")));
+            println!(
+                "{}",
+                json!({"status": "failed", "error": {"code": error.code, "message": error.message}})
+            );
+            Err(error.into())
+        }
+        Err(error) => Err(error),
+    }
+}
+
+async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport> {
+    let source = std::fs::read(&args.file)
+        .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", args.file.display())))?;
+    let source = String::from_utf8(source)
+        .map_err(|_| Error::invalid_input(format!("{} is not UTF-8 text", args.file.display())))?;
+    let filename = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| args.file.display().to_string());
+    let kernel = Kernel::builder(data.resolve()?).build().await;
+    let cancel = CancelHandle::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let request = ExecutionRequest {
+        source,
+        filename,
+        engine: args.engine.clone(),
+        limits: args.limits(),
+        policy: Policy {
+            allow_write: args.allow_write,
+            allow_process: args.allow_process,
+            allow_external: args.allow_external,
+        },
+        session: args.session.clone().unwrap_or_else(default_session),
+        events: Some(printer(args.json)),
+        cancel: Some(cancel),
+    };
+    kernel
+        .run(request)
+        .await
+        .context("the script could not start")
+}
+
+fn print_report(report: &RunReport, json: bool) -> ExitCode {
+    if json {
+        match serde_json::to_string(report) {
+            Ok(text) => println!("{text}"),
+            Err(error) => eprintln!("error ISOLATE_FAILURE: cannot print the report: {error}"),
+        }
+    } else {
+        if let Some(value) = &report.value {
+            println!("{value}");
+        }
+        if let Some(error) = &report.error {
+            eprintln!("error {}: {}", error.code, error.message);
+            if let Some(stack) = error.stack.as_deref().filter(|s| !s.trim().is_empty()) {
+                eprintln!("{}", stack.trim_end());
+            }
+        }
+    }
+    let _ = std::io::stdout().flush();
+    if report.succeeded() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

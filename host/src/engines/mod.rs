@@ -1,0 +1,57 @@
+//! Engine components: the bindings of the `wit/` world, the wasmtime runtimes they run on, and
+//! the registry that finds, verifies, compiles and caches them.
+
+pub mod bindings;
+mod cache;
+mod instance;
+mod registry;
+mod runtime;
+
+pub use cache::{Cache, sha256_hex};
+pub use instance::ExecState;
+pub use registry::{
+    EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE, LoadTiming, LockedEngine,
+};
+pub use runtime::{EPOCH_TICK, MAX_WASM_STACK_BYTES, Runtime};
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::error::{Error, Result};
+use crate::limits::{Limits, MemoryLimiter};
+use crate::output::{OutputState, Texts};
+use crate::permissions::Policy;
+use crate::state::{Snapshot, StateView};
+use crate::tools::{ToolCalls, ToolRegistry};
+
+/// Asks a loaded component to describe itself, in a store with nothing to reach.
+pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<EngineDescription> {
+    let limits = Limits::default();
+    let state = ExecState::new(
+        WasiCtxBuilder::new().build(),
+        MemoryLimiter::new(limits.memory_bytes),
+        ToolCalls::new(Arc::new(ToolRegistry::new()), Policy::default(), &limits),
+        StateView::new(Snapshot::default(), &limits),
+        OutputState::new(Texts::default(), 0, None),
+    );
+    let mut store = Store::new(pre.engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_async_yield_and_update(1);
+    let failed = |e: wasmtime::Error| Error::engine_unavailable(format!("describe() failed: {e}"));
+    let engine = pre.instantiate_async(&mut store).await.map_err(failed)?;
+    let info = engine
+        .forge_engine_engine()
+        .call_describe(&mut store)
+        .await
+        .map_err(failed)?;
+    Ok(EngineDescription {
+        id: info.id,
+        language: info.language,
+        version: info.version,
+        extensions: info.extensions,
+        capabilities: info.capabilities,
+    })
+}

@@ -1,0 +1,357 @@
+//! Finding, verifying and loading engine components.
+//!
+//! An engine directory holds components and an `engines.lock` naming each one with its sha256.
+//! A component is used only when its bytes hash to the pinned value; it is compiled once per
+//! wasmtime configuration and its precompiled form cached on disk (see [`Cache`]), so a normal
+//! run only maps the cached file.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use wasmtime::component::Component;
+
+use super::bindings::ScriptEnginePre;
+use super::cache::{Cache, sha256_hex};
+use super::instance::ExecState;
+use super::runtime::Runtime;
+use crate::datadir::DataDir;
+use crate::error::{Error, Result};
+
+/// The file in an engine directory that pins its components.
+pub const LOCK_FILE: &str = "engines.lock";
+
+/// `engines.lock`: the components of a directory and their sha256.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineLock {
+    /// One entry per component.
+    pub engines: Vec<LockedEngine>,
+}
+
+/// One pinned component.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedEngine {
+    /// File name within the directory.
+    pub file: String,
+    /// sha256 of its bytes, hex.
+    pub sha256: String,
+}
+
+/// What an engine says about itself (its `describe()` answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineDescription {
+    /// `javascript-quickjs`, `python-cpython`, ...
+    pub id: String,
+    /// The language it runs.
+    pub language: String,
+    /// Engine version.
+    pub version: String,
+    /// File extensions it runs, with the dot.
+    pub extensions: Vec<String>,
+    /// Capability names.
+    pub capabilities: Vec<String>,
+}
+
+/// A verified engine component.
+#[derive(Debug, Clone)]
+pub struct EngineEntry {
+    /// Where the component is.
+    pub path: PathBuf,
+    /// Its sha256 (verified against its directory's lock).
+    pub sha256: String,
+    /// Its description.
+    pub description: EngineDescription,
+}
+
+/// How long loading took, for `status` and benchmarks.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadTiming {
+    /// Whether the component had to be compiled (no usable cache entry).
+    pub compiled: bool,
+    /// Time to compile or to map the cached form.
+    pub elapsed: Duration,
+}
+
+/// The engines available to this process.
+pub struct EngineRegistry {
+    entries: Vec<EngineEntry>,
+    problems: Vec<String>,
+    cache: Cache,
+    loaded: Mutex<HashMap<(String, bool), ScriptEnginePre<ExecState>>>,
+}
+
+impl EngineRegistry {
+    /// Where engines are looked for, in order: `$FORGE_HOST_ENGINES_DIR`, `engines/` beside the
+    /// executable and one level up (`target/engines` for `target/release/forge-host`), and the
+    /// data directory's `engines/` (engines added with `engines add`).
+    pub fn default_dirs(data_dir: Option<&DataDir>) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        if let Some(dir) = std::env::var_os("FORGE_HOST_ENGINES_DIR").filter(|d| !d.is_empty()) {
+            dirs.extend(std::env::split_paths(&dir));
+        }
+        if let Some(exe_dir) = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        {
+            dirs.push(exe_dir.join("engines"));
+            if let Some(up) = exe_dir.parent() {
+                dirs.push(up.join("engines"));
+            }
+        }
+        if let Some(data) = data_dir {
+            dirs.push(data.root().join("engines"));
+        }
+        dirs
+    }
+
+    /// Verifies and describes every engine pinned in `dirs`. Problems (a missing file, a hash
+    /// mismatch, a component that does not compile) are kept for `status`, not fatal.
+    pub async fn discover(dirs: &[PathBuf], cache: Cache) -> Self {
+        let mut registry = EngineRegistry {
+            entries: Vec::new(),
+            problems: Vec::new(),
+            cache,
+            loaded: Mutex::default(),
+        };
+        for dir in dirs {
+            let lock_path = dir.join(LOCK_FILE);
+            let Ok(text) = fs::read(&lock_path) else {
+                continue;
+            };
+            let lock: EngineLock = match serde_json::from_slice(&text) {
+                Ok(lock) => lock,
+                Err(error) => {
+                    registry
+                        .problems
+                        .push(format!("{}: {error}", lock_path.display()));
+                    continue;
+                }
+            };
+            for pinned in lock.engines {
+                match registry.verify(dir, &pinned).await {
+                    Ok(entry) => {
+                        let duplicate = registry
+                            .entries
+                            .iter()
+                            .any(|e| e.description.id == entry.description.id);
+                        // The first directory wins, so `FORGE_HOST_ENGINES_DIR` can override.
+                        if !duplicate {
+                            registry.entries.push(entry);
+                        }
+                    }
+                    Err(error) => registry.problems.push(error.message),
+                }
+            }
+        }
+        registry
+    }
+
+    async fn verify(&self, dir: &Path, pinned: &LockedEngine) -> Result<EngineEntry> {
+        if pinned.file.contains('/') || pinned.file.starts_with('.') {
+            return Err(Error::engine_unavailable(format!(
+                "{}: bad engine file name `{}`",
+                dir.display(),
+                pinned.file
+            )));
+        }
+        let path = dir.join(&pinned.file);
+        let sha256 = self.cache.file_sha256(&path)?;
+        if sha256 != pinned.sha256 {
+            return Err(Error::engine_unavailable(format!(
+                "{} has sha256 {sha256}, but {} pins {}",
+                path.display(),
+                LOCK_FILE,
+                pinned.sha256
+            )));
+        }
+        let mut entry = EngineEntry {
+            path,
+            sha256,
+            description: EngineDescription {
+                id: String::new(),
+                language: String::new(),
+                version: String::new(),
+                extensions: Vec::new(),
+                capabilities: Vec::new(),
+            },
+        };
+        let info_path = self.cache.info_path(&entry.sha256);
+        if let Some(description) = fs::read(&info_path)
+            .ok()
+            .and_then(|text| serde_json::from_slice(&text).ok())
+        {
+            entry.description = description;
+            return Ok(entry);
+        }
+        let (pre, _) = self.load(&entry, false)?;
+        entry.description = super::describe(&pre).await?;
+        if let Ok(text) = serde_json::to_vec_pretty(&entry.description) {
+            self.cache.write_atomic(&info_path, &text)?;
+        }
+        Ok(entry)
+    }
+
+    /// The verified engines.
+    pub fn entries(&self) -> &[EngineEntry] {
+        &self.entries
+    }
+
+    /// What went wrong while discovering.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// The cache this registry compiles into.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// The engine with id `id`.
+    pub fn by_id(&self, id: &str) -> Result<&EngineEntry> {
+        self.entries
+            .iter()
+            .find(|e| e.description.id == id)
+            .ok_or_else(|| {
+                let known: Vec<_> = self
+                    .entries
+                    .iter()
+                    .map(|e| e.description.id.as_str())
+                    .collect();
+                Error::engine_unavailable(format!(
+                    "no engine `{id}` (available: {}){}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    },
+                    self.problem_hint()
+                ))
+            })
+    }
+
+    /// The engine that runs files like `path`, by extension.
+    pub fn for_file(&self, path: &Path) -> Result<&EngineEntry> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        self.entries
+            .iter()
+            .find(|e| {
+                e.description
+                    .extensions
+                    .iter()
+                    .any(|ext| name.ends_with(&ext.to_lowercase()))
+            })
+            .ok_or_else(|| {
+                let known: Vec<String> = self
+                    .entries
+                    .iter()
+                    .flat_map(|e| e.description.extensions.clone())
+                    .collect();
+                Error::engine_unavailable(format!(
+                    "no engine runs `{}` (extensions with an engine: {}){}",
+                    path.display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(" ")
+                    },
+                    self.problem_hint()
+                ))
+            })
+    }
+
+    fn problem_hint(&self) -> String {
+        if self.entries.is_empty() && self.problems.is_empty() {
+            "; no engine directory was found: build the engines with `cargo xtask build`".into()
+        } else if self.problems.is_empty() {
+            String::new()
+        } else {
+            format!("; problems: {}", self.problems.join("; "))
+        }
+    }
+
+    /// The instantiable form of `entry` for the fuel setting, compiling it on first use.
+    pub fn load(
+        &self,
+        entry: &EngineEntry,
+        fuel: bool,
+    ) -> Result<(ScriptEnginePre<ExecState>, LoadTiming)> {
+        let key = (entry.sha256.clone(), fuel);
+        if let Some(pre) = self.loaded.lock().ok().and_then(|l| l.get(&key).cloned()) {
+            return Ok((
+                pre,
+                LoadTiming {
+                    compiled: false,
+                    elapsed: Duration::ZERO,
+                },
+            ));
+        }
+        let runtime = Runtime::get(fuel)?;
+        let started = Instant::now();
+        let (component, compiled) = self.component(entry, runtime)?;
+        let instance_pre = runtime.linker().instantiate_pre(&component).map_err(|e| {
+            Error::engine_unavailable(format!(
+                "{} does not fit the forge:engine world: {e}",
+                entry.path.display()
+            ))
+        })?;
+        let pre = ScriptEnginePre::new(instance_pre).map_err(|e| {
+            Error::engine_unavailable(format!(
+                "{} does not export the engine interface: {e}",
+                entry.path.display()
+            ))
+        })?;
+        let timing = LoadTiming {
+            compiled,
+            elapsed: started.elapsed(),
+        };
+        if let Ok(mut loaded) = self.loaded.lock() {
+            loaded.insert(key, pre.clone());
+        }
+        Ok((pre, timing))
+    }
+
+    fn component(&self, entry: &EngineEntry, runtime: &Runtime) -> Result<(Component, bool)> {
+        let compiled_path = self
+            .cache
+            .compiled_path(&entry.sha256, &runtime.cache_key());
+        if compiled_path.exists() {
+            // SAFETY: the file is one this cache wrote (atomically, by rename) from a component
+            // whose sha256 was verified, for this exact wasmtime configuration (the file name
+            // carries the configuration's compatibility hash, and wasmtime checks it again).
+            match unsafe { Component::deserialize_file(runtime.engine(), &compiled_path) } {
+                Ok(component) => return Ok((component, false)),
+                // Unusable (truncated, or another wasmtime build): compile again below.
+                Err(_) => {
+                    let _ = fs::remove_file(&compiled_path);
+                }
+            }
+        }
+        let bytes = fs::read(&entry.path).map_err(|e| {
+            Error::engine_unavailable(format!("cannot read {}: {e}", entry.path.display()))
+        })?;
+        let sha256 = sha256_hex(&bytes);
+        if sha256 != entry.sha256 {
+            return Err(Error::engine_unavailable(format!(
+                "{} changed since it was verified (sha256 {sha256}, expected {})",
+                entry.path.display(),
+                entry.sha256
+            )));
+        }
+        let component = Component::new(runtime.engine(), &bytes).map_err(|e| {
+            Error::engine_unavailable(format!("{} does not compile: {e}", entry.path.display()))
+        })?;
+        let serialized = component.serialize().map_err(|e| {
+            Error::engine_unavailable(format!("cannot serialise {}: {e}", entry.path.display()))
+        })?;
+        self.cache.write_atomic(&compiled_path, &serialized)?;
+        Ok((component, true))
+    }
+}

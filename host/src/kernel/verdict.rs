@@ -1,0 +1,250 @@
+//! Who decides how an execution ended (SPEC §4). The host's own stop wins: a deadline is
+//! `TIMEOUT`, a cancellation `CANCELLED`, whatever the guest said. Traps are classified by their
+//! cause (wasmtime's trap code, the host's typed stop, the limiter's record), never by text. A
+//! code the guest reports is believed only when the guest can know it.
+
+use wasmtime::Trap;
+
+use super::lifecycle::ExecutionState;
+use crate::error::{ErrorCode, HostStop};
+
+/// A stop the host made on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostDecision {
+    /// The wall-clock deadline passed.
+    Deadline,
+    /// The caller cancelled.
+    Cancelled,
+}
+
+/// What the guest did, when the host let it finish.
+#[derive(Debug)]
+pub enum GuestOutcome {
+    /// `run` returned a value (or none).
+    Returned(Option<String>),
+    /// `run` returned a script error.
+    Failed {
+        /// The code the engine reported.
+        code: String,
+        /// Its message.
+        message: String,
+        /// Its stack or traceback.
+        stack: Option<String>,
+    },
+    /// The instance trapped, or a host function stopped it.
+    Trapped(wasmtime::Error),
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The terminal state.
+    pub status: ExecutionState,
+    /// The error, unless it succeeded.
+    pub error: Option<(ErrorCode, String)>,
+    /// The guest's stack or traceback, when it reported one.
+    pub stack: Option<String>,
+}
+
+impl Verdict {
+    /// A failure with `code`.
+    pub fn failed(code: ErrorCode, message: impl Into<String>) -> Self {
+        Verdict {
+            status: ExecutionState::Failed,
+            error: Some((code, message.into())),
+            stack: None,
+        }
+    }
+}
+
+/// Codes only the host can know; a guest reporting one of them is a plain script failure.
+fn host_only(code: ErrorCode) -> bool {
+    use ErrorCode::*;
+    matches!(
+        code,
+        Timeout
+            | Cancelled
+            | FuelExhausted
+            | ToolBudget
+            | ProtocolViolation
+            | StateConflict
+            | PublicationRejected
+            | EngineUnavailable
+    )
+}
+
+/// The code a guest-reported failure stands as. `MEMORY_LIMIT` is believed only when the host
+/// itself denied a memory growth.
+pub fn guest_code(reported: &str, memory_denied: bool) -> ErrorCode {
+    match ErrorCode::parse(reported) {
+        Some(ErrorCode::MemoryLimit) if !memory_denied => ErrorCode::ScriptRuntime,
+        Some(code) if host_only(code) => ErrorCode::ScriptRuntime,
+        Some(code) => code,
+        None => ErrorCode::ScriptRuntime,
+    }
+}
+
+/// Classifies a trap by its cause.
+pub fn classify_trap(error: &wasmtime::Error, memory_denied: bool) -> (ErrorCode, String) {
+    if let Some(stop) = error.downcast_ref::<HostStop>() {
+        return (stop.code(), stop.to_string());
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => (ErrorCode::FuelExhausted, "the fuel budget is spent".into()),
+        Some(Trap::StackOverflow) => (
+            ErrorCode::StackLimit,
+            "the wasm stack overflowed (recursion too deep)".into(),
+        ),
+        Some(Trap::Interrupt) => (ErrorCode::Timeout, "the deadline passed".into()),
+        // After a denied growth, an engine that cannot recover (a Rust allocation failure
+        // aborts, a C engine may dereference what malloc could not give) traps somehow: the
+        // cause is the memory cap.
+        _ if memory_denied => (
+            ErrorCode::MemoryLimit,
+            format!("the memory limit was reached ({})", first_line(error)),
+        ),
+        Some(trap) => (
+            ErrorCode::IsolateFailure,
+            format!("the engine trapped: {trap}"),
+        ),
+        None => (
+            ErrorCode::IsolateFailure,
+            format!("the engine failed: {}", first_line(error)),
+        ),
+    }
+}
+
+fn first_line(error: &wasmtime::Error) -> String {
+    error
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Decides the verdict from the host's stop (if any) and the guest's outcome (if it finished).
+pub fn decide(
+    stop: Option<HostDecision>,
+    outcome: Option<GuestOutcome>,
+    memory_denied: bool,
+) -> Verdict {
+    match stop {
+        Some(HostDecision::Deadline) => {
+            return Verdict {
+                status: ExecutionState::TimedOut,
+                error: Some((
+                    ErrorCode::Timeout,
+                    "the execution passed its timeout".into(),
+                )),
+                stack: None,
+            };
+        }
+        Some(HostDecision::Cancelled) => {
+            return Verdict {
+                status: ExecutionState::Cancelled,
+                error: Some((ErrorCode::Cancelled, "the execution was cancelled".into())),
+                stack: None,
+            };
+        }
+        None => {}
+    }
+    match outcome {
+        Some(GuestOutcome::Returned(_)) => Verdict {
+            status: ExecutionState::Succeeded,
+            error: None,
+            stack: None,
+        },
+        Some(GuestOutcome::Failed {
+            code,
+            message,
+            stack,
+        }) => Verdict {
+            status: ExecutionState::Failed,
+            error: Some((guest_code(&code, memory_denied), message)),
+            stack,
+        },
+        Some(GuestOutcome::Trapped(error)) => {
+            let (code, message) = classify_trap(&error, memory_denied);
+            if code == ErrorCode::Timeout {
+                return decide(Some(HostDecision::Deadline), None, memory_denied);
+            }
+            Verdict::failed(code, message)
+        }
+        None => Verdict::failed(
+            ErrorCode::IsolateFailure,
+            "the engine ended without an outcome",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(code: &str) -> Option<GuestOutcome> {
+        Some(GuestOutcome::Failed {
+            code: code.into(),
+            message: "m".into(),
+            stack: None,
+        })
+    }
+
+    #[test]
+    fn the_hosts_stop_wins_over_whatever_the_guest_said() {
+        let v = decide(
+            Some(HostDecision::Deadline),
+            Some(GuestOutcome::Returned(None)),
+            false,
+        );
+        assert_eq!(
+            (v.status, v.error.map(|e| e.0)),
+            (ExecutionState::TimedOut, Some(ErrorCode::Timeout))
+        );
+        let v = decide(
+            Some(HostDecision::Cancelled),
+            failed("SCRIPT_RUNTIME"),
+            false,
+        );
+        assert_eq!(v.status, ExecutionState::Cancelled);
+    }
+
+    #[test]
+    fn a_guest_cannot_claim_what_only_the_host_knows() {
+        for forged in [
+            "TIMEOUT",
+            "CANCELLED",
+            "TOOL_BUDGET",
+            "FUEL_EXHAUSTED",
+            "NONSENSE",
+        ] {
+            let v = decide(None, failed(forged), false);
+            assert_eq!(
+                v.error.map(|e| e.0),
+                Some(ErrorCode::ScriptRuntime),
+                "{forged}"
+            );
+        }
+        assert_eq!(guest_code("MEMORY_LIMIT", false), ErrorCode::ScriptRuntime);
+        assert_eq!(guest_code("MEMORY_LIMIT", true), ErrorCode::MemoryLimit);
+        assert_eq!(guest_code("TOOL_FAILED", false), ErrorCode::ToolFailed);
+        assert_eq!(guest_code("SCRIPT_SYNTAX", false), ErrorCode::ScriptSyntax);
+    }
+
+    #[test]
+    fn traps_are_classified_by_type() {
+        let (code, _) = classify_trap(&wasmtime::Error::new(Trap::OutOfFuel), false);
+        assert_eq!(code, ErrorCode::FuelExhausted);
+        let (code, _) = classify_trap(&wasmtime::Error::new(Trap::StackOverflow), false);
+        assert_eq!(code, ErrorCode::StackLimit);
+        let (code, _) = classify_trap(&wasmtime::Error::new(Trap::UnreachableCodeReached), true);
+        assert_eq!(code, ErrorCode::MemoryLimit);
+        let (code, _) = classify_trap(&wasmtime::Error::new(Trap::UnreachableCodeReached), false);
+        assert_eq!(code, ErrorCode::IsolateFailure);
+        let stop = wasmtime::Error::new(HostStop::ToolBudget { max: 3 });
+        assert_eq!(classify_trap(&stop, false).0, ErrorCode::ToolBudget);
+        // Text that looks like a cause is not a cause.
+        let forged = wasmtime::Error::msg("wasm trap: all fuel consumed by WebAssembly");
+        assert_eq!(classify_trap(&forged, false).0, ErrorCode::IsolateFailure);
+    }
+}

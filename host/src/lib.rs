@@ -1,0 +1,42 @@
+//! forge-host runs untrusted scripts in WebAssembly components under hard limits.
+//!
+//! A tour, in the order data flows:
+//! - [`cli`]: the `forge-host` command line (the only place that uses `anyhow`).
+//! - [`kernel`]: one execution's lifecycle and verdict (SPEC §4).
+//! - [`engines`]: the `wit/` bindings, the wasmtime runtimes, and the registry that verifies,
+//!   compiles and caches engine components.
+//! - [`limits`]: every limit with its default and load-time validation (SPEC §5), and the
+//!   memory limiter.
+//! - [`tools`], [`permissions`]: nested tool calls and the gate in front of them (SPEC §8).
+//! - [`state`]: session state with revisions and checked commits (SPEC §6).
+//! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
+//! - [`datadir`]: the data directory and its redb database (SPEC §9).
+//!
+//! Embedding:
+//! ```no_run
+//! # async fn example() -> forge_host::Result<()> {
+//! use forge_host::{DataDir, ExecutionRequest, Kernel};
+//! let kernel = Kernel::builder(DataDir::new("/tmp/forge-data")).build().await;
+//! let report = kernel.run(ExecutionRequest::new("return 1 + 1", "sum.js")).await?;
+//! assert_eq!(report.value, Some(serde_json::json!(2)));
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod datadir;
+pub mod engines;
+pub mod error;
+pub mod kernel;
+pub mod limits;
+pub mod output;
+pub mod permissions;
+pub mod state;
+pub mod tools;
+
+pub use datadir::DataDir;
+pub use error::{Error, ErrorCode, HostStop, Result};
+pub use kernel::{CancelHandle, ExecutionRequest, ExecutionState, Kernel, RunReport};
+pub use limits::Limits;
+pub use permissions::Policy;

@@ -1,0 +1,104 @@
+//! State shared by the executions of one session (SPEC §6): small JSON values with a revision per
+//! key. An execution reads a [`Snapshot`], changes only its private [`StateView`], and its
+//! changes are committed in one transaction, against the snapshot, only when it succeeds.
+//!
+//! The store sits behind [`StateStore`] so that a revisioned distributed KV (etcd's
+//! `mod_revision` plus compare-and-swap transactions) can implement it; [`RedbStateStore`] is the
+//! embedded default.
+
+mod host;
+mod redb_store;
+mod view;
+
+use std::collections::BTreeMap;
+
+pub(crate) use host::StateData;
+pub use redb_store::RedbStateStore;
+pub use view::{MAX_KEY_BYTES, StateFailure, StateView};
+
+use crate::error::ErrorCode;
+
+/// One key as a snapshot saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The JSON text, or `None` for a tombstone (a deleted key keeps its revision so that a later
+    /// conflict is still detected).
+    pub value: Option<String>,
+    /// The store revision that last changed the key.
+    pub revision: u64,
+}
+
+/// The state of a session at the start of an execution.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Every key, tombstones included.
+    pub entries: BTreeMap<String, Entry>,
+}
+
+impl Snapshot {
+    /// The live value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).and_then(|e| e.value.as_deref())
+    }
+
+    /// Bytes the live entries use (keys plus values), as the budget counts them.
+    pub fn live_bytes(&self) -> u64 {
+        self.entries
+            .iter()
+            .filter_map(|(k, e)| e.value.as_ref().map(|v| (k.len() + v.len()) as u64))
+            .sum()
+    }
+}
+
+/// Pending changes of an execution: `Some(json)` sets, `None` deletes.
+pub type Changes = BTreeMap<String, Option<String>>;
+
+/// Why a commit failed. Nothing was written in any case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommitError {
+    /// `key` changed since the snapshot.
+    #[error("state key `{key}` was changed by another execution since this one started")]
+    Conflict {
+        /// The first conflicting key.
+        key: String,
+    },
+    /// The session's state would exceed its budget.
+    #[error("the session state would be {total} bytes, over the budget of {max} bytes")]
+    OverBudget {
+        /// Bytes after the commit.
+        total: u64,
+        /// The budget.
+        max: u64,
+    },
+    /// The store failed.
+    #[error("state store: {0}")]
+    Storage(String),
+}
+
+impl CommitError {
+    /// The code the execution ends with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            CommitError::Conflict { .. } => ErrorCode::StateConflict,
+            CommitError::OverBudget { .. } => ErrorCode::BudgetExceeded,
+            CommitError::Storage(_) => ErrorCode::IsolateFailure,
+        }
+    }
+}
+
+/// A store of session state with revisions and atomic, checked commits.
+pub trait StateStore: Send + Sync {
+    /// Every key of `session`, tombstones included.
+    fn snapshot(&self, session: &str) -> Result<Snapshot, CommitError>;
+
+    /// Applies `changes` atomically if every changed key still has the revision it had in
+    /// `base`, and the session's live bytes stay within `max_bytes`. Returns the new revision.
+    fn commit(
+        &self,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError>;
+}

@@ -1,0 +1,268 @@
+//! The embedded [`StateStore`]: one redb table keyed by (session, key), each value carrying the
+//! revision that last changed it, and a store-wide revision counter (like etcd's).
+
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+
+use super::{Changes, CommitError, Entry, Snapshot, StateStore};
+use crate::datadir::DataDir;
+
+/// (session, key) -> revision (8 bytes LE) + tag (1 = value, 0 = tombstone) + JSON text.
+const STATE: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("state");
+/// Counters; `state_revision` is the last revision handed out.
+const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
+const REVISION: &str = "state_revision";
+
+fn encode(entry_revision: u64, value: Option<&str>) -> Vec<u8> {
+    let mut bytes = entry_revision.to_le_bytes().to_vec();
+    match value {
+        Some(text) => {
+            bytes.push(1);
+            bytes.extend_from_slice(text.as_bytes());
+        }
+        None => bytes.push(0),
+    }
+    bytes
+}
+
+fn decode(bytes: &[u8]) -> Result<Entry, CommitError> {
+    let corrupt = || CommitError::Storage("a state record is corrupt".into());
+    let (revision, rest) = bytes.split_first_chunk::<8>().ok_or_else(corrupt)?;
+    let (tag, text) = rest.split_first().ok_or_else(corrupt)?;
+    let value = match tag {
+        1 => Some(String::from_utf8(text.to_vec()).map_err(|_| corrupt())?),
+        0 => None,
+        _ => return Err(corrupt()),
+    };
+    Ok(Entry {
+        value,
+        revision: u64::from_le_bytes(*revision),
+    })
+}
+
+fn storage(error: impl std::fmt::Display) -> CommitError {
+    CommitError::Storage(error.to_string())
+}
+
+/// Session state in the data directory's redb file.
+#[derive(Debug, Clone)]
+pub struct RedbStateStore {
+    dir: DataDir,
+}
+
+impl RedbStateStore {
+    /// The state store of `dir`.
+    pub fn new(dir: DataDir) -> Self {
+        RedbStateStore { dir }
+    }
+
+    fn database(&self) -> Result<redb::Database, CommitError> {
+        self.dir
+            .open_database()
+            .map_err(|e| CommitError::Storage(e.message))
+    }
+
+    /// Deletes `key` outside any execution (the `state delete` command), leaving a tombstone.
+    /// Returns whether the key had a value.
+    pub fn delete_now(&self, session: &str, key: &str) -> Result<bool, CommitError> {
+        let base = self.snapshot(session)?;
+        if base.get(key).is_none() {
+            return Ok(false);
+        }
+        let changes = Changes::from([(key.to_string(), None)]);
+        self.commit(session, &base, &changes, u64::MAX)?;
+        Ok(true)
+    }
+
+    /// Every session with state.
+    pub fn sessions(&self) -> Result<Vec<String>, CommitError> {
+        let db = self.database()?;
+        let read = db.begin_read().map_err(storage)?;
+        let table = match read.open_table(STATE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(error) => return Err(storage(error)),
+        };
+        let mut sessions: Vec<String> = Vec::new();
+        for row in table.iter().map_err(storage)? {
+            let (key, _) = row.map_err(storage)?;
+            let session = key.value().0;
+            if sessions.last().map(String::as_str) != Some(session) {
+                sessions.push(session.to_string());
+            }
+        }
+        Ok(sessions)
+    }
+}
+
+impl StateStore for RedbStateStore {
+    fn snapshot(&self, session: &str) -> Result<Snapshot, CommitError> {
+        let db = self.database()?;
+        let read = db.begin_read().map_err(storage)?;
+        let table = match read.open_table(STATE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Snapshot::default()),
+            Err(error) => return Err(storage(error)),
+        };
+        let mut snapshot = Snapshot::default();
+        for row in table.range((session, "")..).map_err(storage)? {
+            let (key, value) = row.map_err(storage)?;
+            let (row_session, name) = key.value();
+            if row_session != session {
+                break;
+            }
+            snapshot
+                .entries
+                .insert(name.to_string(), decode(value.value())?);
+        }
+        Ok(snapshot)
+    }
+
+    fn commit(
+        &self,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError> {
+        let db = self.database()?;
+        let write = db.begin_write().map_err(storage)?;
+        let revision = {
+            let mut table = write.open_table(STATE).map_err(storage)?;
+            let mut counters = write.open_table(COUNTERS).map_err(storage)?;
+            for key in changes.keys() {
+                let current = match table.get((session, key.as_str())).map_err(storage)? {
+                    Some(bytes) => Some(decode(bytes.value())?.revision),
+                    None => None,
+                };
+                if current != base.entries.get(key).map(|e| e.revision) {
+                    // Dropping `write` without commit aborts: nothing partial is written.
+                    return Err(CommitError::Conflict { key: key.clone() });
+                }
+            }
+            let mut total = 0u64;
+            for row in table.range((session, "")..).map_err(storage)? {
+                let (key, value) = row.map_err(storage)?;
+                let (row_session, name) = key.value();
+                if row_session != session {
+                    break;
+                }
+                if changes.contains_key(name) {
+                    continue;
+                }
+                if let Some(text) = decode(value.value())?.value {
+                    total += (name.len() + text.len()) as u64;
+                }
+            }
+            total += changes
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().map(|v| (k.len() + v.len()) as u64))
+                .sum::<u64>();
+            if total > max_bytes {
+                return Err(CommitError::OverBudget {
+                    total,
+                    max: max_bytes,
+                });
+            }
+            let revision = counters
+                .get(REVISION)
+                .map_err(storage)?
+                .map_or(0, |r| r.value())
+                + 1;
+            counters.insert(REVISION, revision).map_err(storage)?;
+            for (key, value) in changes {
+                table
+                    .insert(
+                        (session, key.as_str()),
+                        encode(revision, value.as_deref()).as_slice(),
+                    )
+                    .map_err(storage)?;
+            }
+            revision
+        };
+        write.commit().map_err(storage)?;
+        Ok(revision)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, RedbStateStore) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = RedbStateStore::new(DataDir::new(dir.path()));
+        (dir, store)
+    }
+
+    fn set(pairs: &[(&str, Option<&str>)]) -> Changes {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect()
+    }
+
+    #[test]
+    fn commits_are_visible_to_later_snapshots_of_the_same_session_only() {
+        let (_dir, store) = store();
+        let base = store.snapshot("s1").expect("snapshot");
+        store
+            .commit("s1", &base, &set(&[("a", Some("1"))]), 1 << 20)
+            .expect("commit");
+        assert_eq!(store.snapshot("s1").expect("snapshot").get("a"), Some("1"));
+        assert_eq!(store.snapshot("s2").expect("snapshot").get("a"), None);
+        assert_eq!(store.sessions().expect("sessions"), ["s1"]);
+    }
+
+    #[test]
+    fn a_key_changed_since_the_snapshot_conflicts_and_nothing_is_written() {
+        let (_dir, store) = store();
+        let base = store.snapshot("s").expect("snapshot");
+        store
+            .commit("s", &base, &set(&[("a", Some("1"))]), 1 << 20)
+            .expect("first");
+        let error = store
+            .commit(
+                "s",
+                &base,
+                &set(&[("b", Some("2")), ("a", Some("3"))]),
+                1 << 20,
+            )
+            .expect_err("conflict");
+        assert_eq!(error, CommitError::Conflict { key: "a".into() });
+        let now = store.snapshot("s").expect("snapshot");
+        assert_eq!((now.get("a"), now.get("b")), (Some("1"), None));
+    }
+
+    #[test]
+    fn deletions_leave_tombstones_that_still_conflict() {
+        let (_dir, store) = store();
+        let empty = store.snapshot("s").expect("snapshot");
+        store
+            .commit("s", &empty, &set(&[("a", Some("1"))]), 1 << 20)
+            .expect("set");
+        let with_a = store.snapshot("s").expect("snapshot");
+        assert!(store.delete_now("s", "a").expect("delete"));
+        let after = store.snapshot("s").expect("snapshot");
+        assert_eq!(after.get("a"), None);
+        assert!(after.entries["a"].revision > with_a.entries["a"].revision);
+        let error = store
+            .commit("s", &with_a, &set(&[("a", Some("2"))]), 1 << 20)
+            .expect_err("stale");
+        assert!(matches!(error, CommitError::Conflict { .. }));
+    }
+
+    #[test]
+    fn the_total_budget_is_checked_against_the_store_at_commit() {
+        let (_dir, store) = store();
+        let base = store.snapshot("s").expect("snapshot");
+        store
+            .commit("s", &base, &set(&[("a", Some("12345"))]), 10)
+            .expect("6 bytes");
+        let base = store.snapshot("s").expect("snapshot");
+        let error = store
+            .commit("s", &base, &set(&[("b", Some("12345"))]), 10)
+            .expect_err("12 bytes");
+        assert_eq!(error, CommitError::OverBudget { total: 12, max: 10 });
+        assert_eq!(store.snapshot("s").expect("snapshot").get("b"), None);
+    }
+}

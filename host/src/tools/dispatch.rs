@@ -1,0 +1,400 @@
+//! The nested calls of one execution: the checks before a call starts (budget, size, JSON,
+//! catalog, policy), concurrent running under `max_concurrency`, and the record of every call.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::{Effect, ToolError, ToolRegistry};
+use crate::error::{ErrorCode, HostStop};
+use crate::limits::Limits;
+use crate::permissions::{Decision, Policy};
+
+/// How one nested call ended (or that it has not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Begun, not finished when the execution ended.
+    Started,
+    /// Returned a response.
+    Succeeded,
+    /// Failed (the error code says why).
+    Failed,
+    /// Refused by the permission gate; it never ran.
+    Denied,
+}
+
+/// What the journal keeps of one nested call: never its input or response, only a hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallRecord {
+    /// 1-based position within the execution.
+    pub position: u32,
+    /// Tool name.
+    pub tool: String,
+    /// Tool effect.
+    pub effect: Effect,
+    /// sha256 of the input JSON text as the guest sent it.
+    pub input_sha256: String,
+    /// How it ended.
+    pub status: CallStatus,
+    /// Error code, when it failed or was denied.
+    pub error_code: Option<ErrorCode>,
+    /// Time from begin to finish.
+    pub duration_ms: Option<u64>,
+}
+
+/// A finished call, as handed back to the guest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The id `begin` returned.
+    pub id: u64,
+    /// The response JSON text, or why the call failed.
+    pub outcome: Result<String, ToolError>,
+}
+
+struct Finished {
+    id: u64,
+    outcome: Result<String, ToolError>,
+    duration: Duration,
+}
+
+/// The nested calls of one execution.
+pub struct ToolCalls {
+    registry: Arc<ToolRegistry>,
+    policy: Policy,
+    max_calls: u32,
+    max_input_bytes: u64,
+    max_response_bytes: u64,
+    permits: Arc<Semaphore>,
+    running: JoinSet<Finished>,
+    /// Calls that finished while the guest waited for another one (blocking `call`).
+    ready: VecDeque<Completion>,
+    /// Shared with the kernel so that the record survives a stop (timeout, cancellation).
+    records: CallLog,
+}
+
+/// The record of an execution's calls, shared between the dispatcher and the kernel.
+#[derive(Clone, Default)]
+pub struct CallLog(Arc<Mutex<Vec<CallRecord>>>);
+
+impl CallLog {
+    /// Every call begun so far.
+    pub fn snapshot(&self) -> Vec<CallRecord> {
+        self.0.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.0.lock().map(|r| r.len()).unwrap_or(usize::MAX)
+    }
+
+    fn push(&self, record: CallRecord) {
+        if let Ok(mut records) = self.0.lock() {
+            records.push(record);
+        }
+    }
+
+    fn update(&self, position: u64, change: impl FnOnce(&mut CallRecord)) {
+        let index = usize::try_from(position)
+            .ok()
+            .and_then(|p| p.checked_sub(1));
+        if let (Ok(mut records), Some(index)) = (self.0.lock(), index) {
+            if let Some(record) = records.get_mut(index) {
+                change(record);
+            }
+        }
+    }
+
+    fn oldest_started(&self) -> Option<u64> {
+        let records = self.0.lock().ok()?;
+        records
+            .iter()
+            .find(|r| r.status == CallStatus::Started)
+            .map(|r| u64::from(r.position))
+    }
+}
+
+impl ToolCalls {
+    /// The calls of an execution with `limits` and `policy` over `registry`.
+    pub fn new(registry: Arc<ToolRegistry>, policy: Policy, limits: &Limits) -> Self {
+        ToolCalls {
+            registry,
+            policy,
+            max_calls: limits.max_tool_calls,
+            max_input_bytes: limits.max_call_input_bytes,
+            max_response_bytes: limits.max_call_response_bytes,
+            permits: Arc::new(Semaphore::new(limits.max_concurrency as usize)),
+            running: JoinSet::new(),
+            ready: VecDeque::new(),
+            records: CallLog::default(),
+        }
+    }
+
+    /// The registry the catalog reads.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// Calls begun so far (denied ones included).
+    pub fn count(&self) -> u32 {
+        u32::try_from(self.records.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The shared record of every call.
+    pub fn log(&self) -> CallLog {
+        self.records.clone()
+    }
+
+    /// Starts a call. `Err` ends the execution (budget spent, contract broken); `Ok(Err)` is a
+    /// failure the script sees and may handle.
+    pub fn begin(&mut self, name: &str, input: &str) -> Result<Result<u64, ToolError>, HostStop> {
+        if self.count() >= self.max_calls {
+            return Err(HostStop::ToolBudget {
+                max: self.max_calls,
+            });
+        }
+        if input.len() as u64 > self.max_input_bytes {
+            return Ok(Err(ToolError {
+                code: ErrorCode::BudgetExceeded,
+                message: format!(
+                    "the input of `{name}` is {} bytes, over the budget of {} bytes",
+                    input.len(),
+                    self.max_input_bytes
+                ),
+            }));
+        }
+        let parsed: Value = serde_json::from_str(input).map_err(|error| {
+            HostStop::ProtocolViolation(format!(
+                "the input of a call to `{name}` is not JSON: {error}"
+            ))
+        })?;
+        let Some(tool) = self.registry.get(name).cloned() else {
+            return Ok(Err(ToolError {
+                code: ErrorCode::ToolNotFound,
+                message: format!("no tool is called `{}`", truncate(name, 200)),
+            }));
+        };
+        let effect = tool.info().effect;
+        let position = self.count() + 1;
+        let mut record = CallRecord {
+            position,
+            tool: name.to_string(),
+            effect,
+            input_sha256: hex::encode(Sha256::digest(input.as_bytes())),
+            status: CallStatus::Started,
+            error_code: None,
+            duration_ms: None,
+        };
+        if let Decision::Deny(reason) = self.policy.decide(effect) {
+            record.status = CallStatus::Denied;
+            record.error_code = Some(ErrorCode::ToolDenied);
+            record.duration_ms = Some(0);
+            self.records.push(record);
+            return Ok(Err(ToolError {
+                code: ErrorCode::ToolDenied,
+                message: format!("`{name}`: {reason}"),
+            }));
+        }
+        self.records.push(record);
+        let id = u64::from(position);
+        let permits = self.permits.clone();
+        let max_response = self.max_response_bytes;
+        let tool_name = name.to_string();
+        self.running.spawn(async move {
+            let begun = Instant::now();
+            // The semaphore is fair, so queued calls start in the order they were begun.
+            let _permit = permits.acquire_owned().await;
+            let outcome = match tool.call(parsed).await {
+                Ok(value) => {
+                    let text = value.to_string();
+                    if text.len() as u64 > max_response {
+                        Err(ToolError {
+                            code: ErrorCode::BudgetExceeded,
+                            message: format!(
+                                "the response of `{tool_name}` is {} bytes, over the budget of {max_response} bytes",
+                                text.len()
+                            ),
+                        })
+                    } else {
+                        Ok(text)
+                    }
+                }
+                Err(error) => Err(error),
+            };
+            Finished {
+                id,
+                outcome,
+                duration: begun.elapsed(),
+            }
+        });
+        Ok(Ok(id))
+    }
+
+    /// Waits for the next call to finish; `None` when nothing is in flight.
+    pub async fn wait_any(&mut self) -> Option<Completion> {
+        if let Some(done) = self.ready.pop_front() {
+            return Some(done);
+        }
+        let finished = match self.running.join_next().await? {
+            Ok(finished) => finished,
+            // A tool panicked or was aborted: its id is lost with it, so the execution cannot
+            // settle that call. Report it as a failed call of the oldest unfinished position.
+            Err(error) => {
+                let id = self.records.oldest_started()?;
+                Finished {
+                    id,
+                    outcome: Err(ToolError::failed(format!("the tool crashed: {error}"))),
+                    duration: Duration::ZERO,
+                }
+            }
+        };
+        Some(self.complete(finished))
+    }
+
+    /// Begins a call and waits for it, keeping other calls that finish meanwhile for `wait_any`.
+    pub async fn call(
+        &mut self,
+        name: &str,
+        input: &str,
+    ) -> Result<Result<String, ToolError>, HostStop> {
+        let id = match self.begin(name, input)? {
+            Ok(id) => id,
+            Err(error) => return Ok(Err(error)),
+        };
+        loop {
+            if let Some(index) = self.ready.iter().position(|c| c.id == id) {
+                let done = self.ready.remove(index).map(|c| c.outcome);
+                return Ok(done.unwrap_or_else(|| Err(ToolError::failed("the call was lost"))));
+            }
+            match self.running.join_next().await {
+                Some(Ok(finished)) => {
+                    let done = self.complete(finished);
+                    self.ready.push_back(done);
+                }
+                Some(Err(error)) => {
+                    return Ok(Err(ToolError::failed(format!("the tool crashed: {error}"))));
+                }
+                None => return Ok(Err(ToolError::failed("the call was lost"))),
+            }
+        }
+    }
+
+    fn complete(&mut self, finished: Finished) -> Completion {
+        let error_code = finished.outcome.as_ref().err().map(|e| e.code);
+        let duration_ms = finished.duration.as_millis().try_into().unwrap_or(u64::MAX);
+        self.records.update(finished.id, |record| {
+            record.duration_ms = Some(duration_ms);
+            record.status = if error_code.is_some() {
+                CallStatus::Failed
+            } else {
+                CallStatus::Succeeded
+            };
+            record.error_code = error_code;
+        });
+        Completion {
+            id: finished.id,
+            outcome: finished.outcome,
+        }
+    }
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(limits: Limits) -> ToolCalls {
+        ToolCalls::new(
+            Arc::new(ToolRegistry::with_builtins()),
+            Policy::default(),
+            &limits,
+        )
+    }
+
+    #[tokio::test]
+    async fn calls_complete_and_are_recorded_with_a_hash_of_their_input() {
+        let mut calls = calls(Limits::default());
+        let id = calls
+            .begin("echo", r#"{"x":1}"#)
+            .expect("no stop")
+            .expect("begun");
+        let done = calls.wait_any().await.expect("one completion");
+        assert_eq!(
+            done,
+            Completion {
+                id,
+                outcome: Ok(r#"{"x":1}"#.into())
+            }
+        );
+        assert!(calls.wait_any().await.is_none(), "nothing left in flight");
+        let record = &calls.log().snapshot()[0];
+        assert_eq!(record.status, CallStatus::Succeeded);
+        assert_eq!(record.input_sha256.len(), 64);
+    }
+
+    #[tokio::test]
+    async fn the_budget_stops_the_execution_and_bad_calls_fail_cleanly() {
+        let mut calls = calls(Limits {
+            max_tool_calls: 1,
+            max_call_input_bytes: 16,
+            ..Limits::default()
+        });
+        let unknown = calls
+            .begin("nope", "{}")
+            .expect("no stop")
+            .expect_err("unknown");
+        assert_eq!(unknown.code, ErrorCode::ToolNotFound);
+        let big = calls
+            .begin("echo", &format!("\"{}\"", "x".repeat(32)))
+            .expect("no stop");
+        assert_eq!(big.expect_err("too big").code, ErrorCode::BudgetExceeded);
+        assert!(matches!(
+            calls.begin("echo", "{"),
+            Err(HostStop::ProtocolViolation(_))
+        ));
+        calls.begin("echo", "1").expect("no stop").expect("begun");
+        assert_eq!(
+            calls.begin("echo", "1"),
+            Err(HostStop::ToolBudget { max: 1 })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_denied_effect_never_runs() {
+        struct Writer(super::super::ToolInfo);
+        impl super::super::Tool for Writer {
+            fn info(&self) -> &super::super::ToolInfo {
+                &self.0
+            }
+            fn call(&self, _: Value) -> super::super::ToolFuture {
+                Box::pin(async { panic!("a denied tool must not run") })
+            }
+        }
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(Writer(super::super::ToolInfo {
+            name: "write".into(),
+            description: String::new(),
+            input_schema: Value::Null,
+            effect: Effect::Write,
+        })));
+        let mut calls = ToolCalls::new(Arc::new(registry), Policy::default(), &Limits::default());
+        let denied = calls
+            .begin("write", "{}")
+            .expect("no stop")
+            .expect_err("denied");
+        assert_eq!(denied.code, ErrorCode::ToolDenied);
+        assert_eq!(calls.log().snapshot()[0].status, CallStatus::Denied);
+        assert!(calls.wait_any().await.is_none());
+    }
+}

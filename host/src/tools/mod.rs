@@ -1,0 +1,170 @@
+//! Tools a script may call (SPEC §8): the [`Tool`] trait an embedder implements, the
+//! [`ToolRegistry`] the catalog is read from, the built-in tools, and the dispatcher that runs a
+//! script's nested calls concurrently under the execution's limits.
+
+mod builtin;
+mod dispatch;
+pub(crate) mod host;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use builtin::{EchoTool, FailTool, SleepTool};
+pub use dispatch::{CallLog, CallRecord, CallStatus, Completion, ToolCalls};
+
+use crate::error::ErrorCode;
+
+/// What a tool may do to the world outside the execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Reads data; always allowed.
+    Read,
+    /// Changes files or data; needs `--allow-write`.
+    Write,
+    /// Starts processes; needs `--allow-process`.
+    Process,
+    /// Reaches other systems; needs `--allow-external`.
+    External,
+    /// Stays inside forge-host; always allowed.
+    Internal,
+}
+
+impl Effect {
+    /// The effect's wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Process => "process",
+            Effect::External => "external",
+            Effect::Internal => "internal",
+        }
+    }
+}
+
+/// The catalog entry of a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Unique name.
+    pub name: String,
+    /// What it does, for the script's author.
+    pub description: String,
+    /// JSON schema of its input.
+    pub input_schema: Value,
+    /// What it may do.
+    pub effect: Effect,
+}
+
+/// Why a tool call failed; `code` is one of SPEC §4 (usually `TOOL_FAILED`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ToolError {
+    /// The stable code the script sees.
+    pub code: ErrorCode,
+    /// The reason.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A `TOOL_FAILED` error.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError {
+            code: ErrorCode::ToolFailed,
+            message: message.into(),
+        }
+    }
+
+    /// An `INVALID_INPUT` error: the input does not fit the tool's schema.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        ToolError {
+            code: ErrorCode::InvalidInput,
+            message: message.into(),
+        }
+    }
+}
+
+/// The future a tool call returns.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'static>>;
+
+/// A tool a script can call. Implementations must not block: run blocking work on
+/// `tokio::task::spawn_blocking`.
+pub trait Tool: Send + Sync + 'static {
+    /// Its catalog entry.
+    fn info(&self) -> &ToolInfo;
+    /// Runs one call with an already parsed JSON input.
+    fn call(&self, input: Value) -> ToolFuture;
+}
+
+/// The tools of an execution, by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding the built-in tools (`echo`, `sleep`, `fail`).
+    pub fn with_builtins() -> Self {
+        let mut registry = Self::new();
+        registry.register(Arc::new(EchoTool::new()));
+        registry.register(Arc::new(SleepTool::new()));
+        registry.register(Arc::new(FailTool::new()));
+        registry
+    }
+
+    /// Adds `tool`, replacing any tool of the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.info().name.clone(), tool);
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Every tool's entry, sorted by name.
+    pub fn list(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.tools.values().map(|tool| tool.info())
+    }
+
+    /// Entries whose name or description contains `query`, case-insensitively.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<&ToolInfo> {
+        let query = query.to_lowercase();
+        self.list()
+            .filter(|info| {
+                info.name.to_lowercase().contains(&query)
+                    || info.description.to_lowercase().contains(&query)
+            })
+            .take(limit)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_listed_sorted_and_searchable() {
+        let registry = ToolRegistry::with_builtins();
+        let names: Vec<_> = registry.list().map(|info| info.name.as_str()).collect();
+        assert_eq!(names, ["echo", "fail", "sleep"]);
+        let found: Vec<_> = registry
+            .search("WAIT", 10)
+            .into_iter()
+            .map(|i| &i.name)
+            .collect();
+        assert_eq!(found, ["sleep"]);
+        assert!(registry.search("echo", 0).is_empty());
+    }
+}
