@@ -1,1 +1,6 @@
+//! End-to-end tests: the real `forge-host` binary running real engine components.
+//! The engines must be built first (`cargo xtask test` does it).
 
+mod cases;
+mod run;
+mod util;

@@ -1,1 +1,107 @@
-fn main() {}
+//! `cargo xtask`: everything a fresh machine needs, idempotently, and says what it installs.
+//!
+//! - `setup`: the wasm32-wasip2 Rust target and the Debian packages that compile QuickJS's C
+//!   to wasm32 (clang-19, llvm-19 for llvm-ar-19, wasi-libc), plus the sysroot folder of
+//!   symlinks that points clang at wasi-libc.
+//! - `build`: setup, the engine components (release, wasm32-wasip2) copied into
+//!   `target/engines/` with their pinned sha256 in `engines.lock`, and the release host.
+//! - `test`: build, then `cargo test --release` over the workspace.
+//! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
+//! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
+
+mod components;
+mod setup;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// An xtask failure, printed as one line.
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Runs `command`, echoing it, and fails unless it exits 0.
+fn run(command: &mut Command) -> Result {
+    eprintln!("xtask: $ {}", describe(command));
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start `{}`: {e}", describe(command)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", describe(command)))
+    }
+}
+
+fn describe(command: &Command) -> String {
+    let mut text = command.get_program().to_string_lossy().into_owned();
+    for arg in command.get_args() {
+        text.push(' ');
+        text.push_str(&arg.to_string_lossy());
+    }
+    text
+}
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(workspace_root());
+    command
+}
+
+fn build() -> Result {
+    setup::setup()?;
+    components::build_quickjs()?;
+    run(cargo().args(["build", "--release", "--package", "forge-host"]))
+}
+
+const USAGE: &str =
+    "usage: cargo xtask <setup | build | test [CARGO TEST ARGS] | run FILE [ARGS] | lint>";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup::setup(),
+        Some("build") => build(),
+        Some("test") => build().and_then(|()| {
+            run(cargo()
+                .args([
+                    "test",
+                    "--release",
+                    "--workspace",
+                    "--exclude",
+                    "forge-quickjs",
+                ])
+                .args(&args[1..]))
+        }),
+        Some("run") if args.len() >= 2 => build().and_then(|()| {
+            let binary = workspace_root().join("target/release/forge-host");
+            run(Command::new(binary).arg("run").args(&args[1..]))
+        }),
+        Some("lint") => run(cargo().args(["fmt", "--all", "--check"])).and_then(|()| {
+            run(cargo().args([
+                "clippy",
+                "--release",
+                "--workspace",
+                "--exclude",
+                "forge-quickjs",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]))
+        }),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

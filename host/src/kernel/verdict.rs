@@ -74,10 +74,12 @@ fn host_only(code: ErrorCode) -> bool {
 }
 
 /// The code a guest-reported failure stands as. `MEMORY_LIMIT` is believed only when the host
-/// itself denied a memory growth.
+/// itself denied a memory growth; and after a denied growth, a plain runtime failure (QuickJS's
+/// `InternalError: out of memory`, Python's `MemoryError`) is the memory cap's doing.
 pub fn guest_code(reported: &str, memory_denied: bool) -> ErrorCode {
     match ErrorCode::parse(reported) {
         Some(ErrorCode::MemoryLimit) if !memory_denied => ErrorCode::ScriptRuntime,
+        Some(ErrorCode::ScriptRuntime) | None if memory_denied => ErrorCode::MemoryLimit,
         Some(code) if host_only(code) => ErrorCode::ScriptRuntime,
         Some(code) => code,
         None => ErrorCode::ScriptRuntime,
@@ -227,6 +229,8 @@ mod tests {
         }
         assert_eq!(guest_code("MEMORY_LIMIT", false), ErrorCode::ScriptRuntime);
         assert_eq!(guest_code("MEMORY_LIMIT", true), ErrorCode::MemoryLimit);
+        assert_eq!(guest_code("SCRIPT_RUNTIME", true), ErrorCode::MemoryLimit);
+        assert_eq!(guest_code("SCRIPT_SYNTAX", true), ErrorCode::ScriptSyntax);
         assert_eq!(guest_code("TOOL_FAILED", false), ErrorCode::ToolFailed);
         assert_eq!(guest_code("SCRIPT_SYNTAX", false), ErrorCode::ScriptSyntax);
     }

@@ -1,0 +1,2 @@
+const list = await tools.list();
+return list.map((t) => [t.name, t.effect, typeof t.inputSchema, typeof t.description]);

@@ -1,0 +1,1 @@
+return await Promise.all([30, 1, 15].map((ms) => tools.call("sleep", { ms })));

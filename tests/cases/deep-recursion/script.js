@@ -1,0 +1,2 @@
+function down(n) { return down(n + 1) + 1; }
+return down(0);

@@ -1,0 +1,1 @@
+throw new ForgeError("MEMORY_LIMIT", "I pretend");

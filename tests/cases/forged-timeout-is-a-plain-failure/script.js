@@ -1,0 +1,1 @@
+throw new ForgeError("TIMEOUT", "I pretend the host stopped me");

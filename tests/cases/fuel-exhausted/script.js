@@ -1,0 +1,1 @@
+let i = 0; while (true) { i++; }

@@ -1,0 +1,1 @@
+try { await import("os"); return "loaded"; } catch (e) { return "refused"; }

@@ -1,0 +1,1 @@
+return await tools.call("sleep", { ms: 5 });

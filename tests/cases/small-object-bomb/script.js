@@ -1,0 +1,1 @@
+const keep = []; while (true) { keep.push({ n: keep.length }); }

@@ -1,0 +1,1 @@
+await tools.call("fail", { message: "it broke" });

@@ -1,0 +1,1 @@
+await tools.call("no-such-tool", {});

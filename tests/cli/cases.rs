@@ -1,0 +1,124 @@
+//! Conformance cases: each folder of `tests/cases/` holds a script per engine and a `case.json`
+//! saying how the run must end. Every folder must be listed in `cases!` below, so that a case
+//! without a test fails the build of this suite instead of being silently skipped.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::util::{Sandbox, repo};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    #[serde(default)]
+    args: Vec<String>,
+    status: String,
+    error_code: Option<String>,
+    message_contains: Option<String>,
+    value: Option<Value>,
+    #[serde(default)]
+    no_value: bool,
+}
+
+/// The script files of a case, one per engine extension.
+const SCRIPTS: [&str; 1] = ["script.js"];
+
+fn run_case(name: &str) {
+    let dir = repo().join("tests/cases").join(name);
+    let case: Case =
+        serde_json::from_slice(&std::fs::read(dir.join("case.json")).expect("case.json"))
+            .unwrap_or_else(|e| panic!("{name}/case.json: {e}"));
+    let mut ran = 0;
+    for script in SCRIPTS {
+        let path = dir.join(script);
+        if !path.exists() {
+            continue;
+        }
+        ran += 1;
+        let sandbox = Sandbox::new();
+        let path = path.to_string_lossy().into_owned();
+        let mut args = vec!["run", path.as_str(), "--json"];
+        args.extend(case.args.iter().map(String::as_str));
+        let run = sandbox.forge(&args);
+        let report = run.report();
+        let context = format!("{name}/{script}: {report:#}\nstderr: {}", run.stderr());
+        assert_eq!(report["status"], case.status.as_str(), "{context}");
+        assert_eq!(
+            run.code(),
+            if case.status == "succeeded" { 0 } else { 1 },
+            "{context}"
+        );
+        match &case.error_code {
+            Some(code) => assert_eq!(report["error"]["code"], code.as_str(), "{context}"),
+            None => assert!(report.get("error").is_none(), "{context}"),
+        }
+        if let Some(part) = &case.message_contains {
+            let message = report["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(part.as_str()), "{context}");
+        }
+        if let Some(value) = &case.value {
+            assert_eq!(&report["value"], value, "{context}");
+        }
+        if case.no_value {
+            assert!(report.get("value").is_none(), "{context}");
+        }
+    }
+    assert!(ran > 0, "{name} has no script");
+}
+
+macro_rules! cases {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                run_case(&stringify!($name).replace('_', "-"));
+            }
+        )*
+
+        #[test]
+        fn every_case_folder_has_a_test() {
+            let listed: Vec<String> = vec![$(stringify!($name).replace('_', "-")),*];
+            let mut missing = Vec::new();
+            for entry in std::fs::read_dir(repo().join("tests/cases")).expect("tests/cases") {
+                let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+                if !listed.contains(&name) {
+                    missing.push(name);
+                }
+            }
+            assert!(missing.is_empty(), "add these to cases!: {missing:?}");
+        }
+    };
+}
+
+cases! {
+    syntax_error,
+    uncaught_throw,
+    infinite_loop,
+    fuel_exhausted,
+    array_memory_bomb,
+    string_memory_bomb,
+    huge_string,
+    small_object_bomb,
+    caught_out_of_memory,
+    deep_recursion,
+    never_settles,
+    tool_budget,
+    tool_budget_is_not_catchable,
+    call_input_over_budget,
+    call_response_over_budget,
+    result_over_budget,
+    result_over_default_budget,
+    tool_not_found,
+    tool_failed,
+    tool_error_shape,
+    forged_timeout_is_a_plain_failure,
+    forged_memory_limit_is_a_plain_failure,
+    thrown_null_without_memory_pressure,
+    echo_round_trip,
+    no_ambient_authority,
+    no_module_loading,
+    catalog_lists_builtins,
+    undefined_result,
+    sleep_returns_slept,
+    concurrent_calls_settle_in_order,
+}

@@ -1,0 +1,104 @@
+//! Machine set-up: the Rust wasm target and the Debian packages, installed only when missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::{Result, run, workspace_root};
+
+/// Debian packages that compile QuickJS's C to wasm32 (FACTS: the verified route).
+const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
+
+/// The Rust target guest components are built for.
+pub const WASM_TARGET: &str = "wasm32-wasip2";
+
+fn output(command: &mut Command) -> Option<String> {
+    let out = command.output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn rust_target() -> Result {
+    let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))
+        .ok_or("cannot run `rustup target list --installed` (is rustup on PATH?)")?;
+    if installed.lines().any(|line| line.trim() == WASM_TARGET) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing the Rust target {WASM_TARGET}");
+    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+fn package_installed(name: &str) -> bool {
+    output(Command::new("dpkg-query").args(["-W", "-f=${Status}", name]))
+        .is_some_and(|status| status.contains("install ok installed"))
+}
+
+fn apt_packages() -> Result {
+    let missing: Vec<&str> = APT_PACKAGES
+        .into_iter()
+        .filter(|p| !package_installed(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing Debian packages: {}", missing.join(" "));
+    let is_root = output(Command::new("id").arg("-u")).is_some_and(|uid| uid.trim() == "0");
+    let apt = |args: &[&str]| -> Command {
+        let mut command = if is_root {
+            Command::new("apt-get")
+        } else {
+            let mut sudo = Command::new("sudo");
+            sudo.arg("apt-get");
+            sudo
+        };
+        command.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+        command
+    };
+    let install = |missing: &[&str]| {
+        let mut command = apt(&["install", "-y", "--no-install-recommends"]);
+        command.args(missing);
+        run(&mut command)
+    };
+    // A fresh machine may have empty package lists: update once, then retry.
+    if install(&missing).is_err() {
+        run(&mut apt(&["update"]))?;
+        install(&missing)?;
+    }
+    Ok(())
+}
+
+/// The sysroot clang compiles wasm32 C against: symlinks to Debian's wasi-libc (pointing
+/// `--sysroot` straight at `/usr/include/wasm32-wasi` falls back to glibc headers).
+pub fn wasi_sysroot() -> Result<PathBuf> {
+    let sysroot = workspace_root().join("target/wasi-sysroot");
+    let links = [
+        (
+            sysroot.join("include"),
+            PathBuf::from("/usr/include/wasm32-wasi"),
+        ),
+        (
+            sysroot.join("lib/wasm32-wasi"),
+            PathBuf::from("/usr/lib/wasm32-wasi"),
+        ),
+    ];
+    for (link, target) in links {
+        if std::fs::read_link(&link).is_ok_and(|t| t == target) {
+            continue;
+        }
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link)
+            .map_err(|e| format!("{}: {e}", link.display()))?;
+    }
+    Ok(sysroot)
+}
+
+/// Everything the builds need, installed when missing.
+pub fn setup() -> Result {
+    rust_target()?;
+    apt_packages()?;
+    wasi_sysroot()?;
+    Ok(())
+}
