@@ -66,10 +66,6 @@ impl Sandbox {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
     }

@@ -50,12 +50,14 @@ fn parse_lock(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The QuickJS engine: rquickjs compiles QuickJS-ng's C with Debian's clang-19 against wasi-libc.
-pub fn build_quickjs() -> Result {
+/// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
+/// clang-19 against wasi-libc.
+pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
     let sysroot = wasi_sysroot()?;
-    run(cargo()
+    let mut command = cargo();
+    command
         .args([
-            "build",
+            subcommand,
             "--release",
             "--package",
             "forge-quickjs",
@@ -70,7 +72,13 @@ pub fn build_quickjs() -> Result {
             "CFLAGS_wasm32_wasip2",
             format!("--sysroot={}", sysroot.display()),
         )
-        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", "-C strip=debuginfo"))?;
+        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", "-C strip=debuginfo");
+    Ok(command)
+}
+
+/// Builds the QuickJS engine and publishes it in `target/engines/`.
+pub fn build_quickjs() -> Result {
+    run(&mut quickjs_cargo("build")?)?;
     let built = workspace_root().join("target/wasm32-wasip2/release/forge_quickjs.wasm");
     publish(&built, "javascript-quickjs.wasm")
 }

@@ -94,6 +94,10 @@ fn main() -> ExitCode {
                 "-D",
                 "warnings",
             ]))
+            .and_then(|()| {
+                let mut guest = components::quickjs_cargo("clippy")?;
+                run(guest.args(["--", "-D", "warnings"]))
+            })
         }),
         _ => Err(USAGE.to_string()),
     };

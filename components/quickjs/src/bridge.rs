@@ -2,11 +2,44 @@
 //! host import; a host error comes back as a `{__forgeError, code, message}` object that the
 //! prelude turns into a thrown `ForgeError`.
 
+use std::cell::Cell;
 use std::io::Write;
 
 use rquickjs::{Ctx, Function, Object, Result, Value, function::Opt};
 
+use crate::exports::forge::engine::engine::GuestLimits;
 use crate::forge::engine::{catalog, output, state, tools, types::ErrorInfo};
+
+/// The byte budgets this engine checks before it hands a value to the host, so that the script
+/// gets a clean `BUDGET_EXCEEDED` error (the host checks them again).
+#[derive(Clone, Copy)]
+struct Budgets {
+    call_input: u64,
+    state_value: u64,
+    output: u64,
+}
+
+thread_local! {
+    static BUDGETS: Cell<Budgets> = const {
+        Cell::new(Budgets { call_input: u64::MAX, state_value: u64::MAX, output: u64::MAX })
+    };
+}
+
+/// Records the budgets of the current run.
+pub fn set_limits(limits: &GuestLimits) {
+    BUDGETS.set(Budgets {
+        call_input: limits.max_call_input_bytes,
+        state_value: limits.max_state_value_bytes,
+        output: limits.max_output_bytes,
+    });
+}
+
+fn over_budget(what: &str, bytes: usize, budget: u64) -> Option<ErrorInfo> {
+    (bytes as u64 > budget).then(|| ErrorInfo {
+        code: "BUDGET_EXCEEDED".into(),
+        message: format!("{what} is {bytes} bytes, over the budget of {budget} bytes"),
+    })
+}
 
 fn error_object<'js>(ctx: &Ctx<'js>, error: ErrorInfo) -> Result<Value<'js>> {
     let object = Object::new(ctx.clone())?;
@@ -53,6 +86,11 @@ pub fn host_object<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>> {
     host.set(
         "begin",
         Function::new(c.clone(), |ctx: Ctx<'js>, name: String, input: String| {
+            let budget = BUDGETS.get().call_input;
+            if let Some(error) = over_budget(&format!("the input of `{name}`"), input.len(), budget)
+            {
+                return error_object(&ctx, error);
+            }
             or_error(&ctx, tools::begin_call(&name, &input).map(|id| id as f64))
         })?,
     )?;
@@ -89,6 +127,11 @@ pub fn host_object<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>> {
     host.set(
         "stateSet",
         Function::new(c.clone(), |ctx: Ctx<'js>, key: String, value: String| {
+            let budget = BUDGETS.get().state_value;
+            if let Some(error) = over_budget(&format!("the value of `{key}`"), value.len(), budget)
+            {
+                return error_object(&ctx, error);
+            }
             or_error(&ctx, state::set(&key, &value))
         })?,
     )?;
@@ -107,6 +150,10 @@ pub fn host_object<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>> {
     host.set(
         "text",
         Function::new(c.clone(), |ctx: Ctx<'js>, value: String| {
+            let budget = BUDGETS.get().output;
+            if let Some(error) = over_budget("a text() value", value.len(), budget) {
+                return error_object(&ctx, error);
+            }
             or_error(&ctx, output::text(&value))
         })?,
     )?;

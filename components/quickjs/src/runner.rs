@@ -32,6 +32,7 @@ pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
 }
 
 fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, ScriptError> {
+    bridge::set_limits(&request.limits);
     let api = install_prelude(ctx)?;
     let settle: Function = api.get("settle").map_err(engine_failure)?;
     let encode: Function = api.get("encodeResult").map_err(engine_failure)?;
@@ -77,18 +78,18 @@ fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, S
                     Ok(text) => text,
                     Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
                 };
-                if let Some(text) = &text {
-                    if text.len() as u64 > request.limits.max_result_bytes {
-                        return Err(failure(
-                            "BUDGET_EXCEEDED",
-                            format!(
-                                "the result is {} bytes, over the budget of {} bytes",
-                                text.len(),
-                                request.limits.max_result_bytes
-                            ),
-                            None,
-                        ));
-                    }
+                if let Some(text) = &text
+                    && text.len() as u64 > request.limits.max_result_bytes
+                {
+                    return Err(failure(
+                        "BUDGET_EXCEEDED",
+                        format!(
+                            "the result is {} bytes, over the budget of {} bytes",
+                            text.len(),
+                            request.limits.max_result_bytes
+                        ),
+                        None,
+                    ));
                 }
                 return Ok(text);
             }

@@ -84,12 +84,11 @@ impl Cache {
             .root
             .join("hashes")
             .join(sha256_hex(canonical.as_os_str().as_encoded_bytes()));
-        if let Ok(text) = fs::read(&memo) {
-            if let Ok(known) = serde_json::from_slice::<Fingerprint>(&text) {
-                if known == fingerprint(&meta, known.sha256.clone()) {
-                    return Ok(known.sha256);
-                }
-            }
+        if let Ok(text) = fs::read(&memo)
+            && let Ok(known) = serde_json::from_slice::<Fingerprint>(&text)
+            && known == fingerprint(&meta, known.sha256.clone())
+        {
+            return Ok(known.sha256);
         }
         let bytes = fs::read(path).map_err(unreadable)?;
         let sha256 = sha256_hex(&bytes);

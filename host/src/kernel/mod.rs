@@ -331,18 +331,16 @@ impl Kernel {
 
         if verdict.status == ExecutionState::Succeeded {
             advance(&mut life, ExecutionState::Committing);
-            if let Some(store) = &store {
-                let view = store.data().state();
-                if !view.changes().is_empty() {
-                    if let Err(error) = self.state.commit(
-                        &request.session,
-                        view.base(),
-                        view.changes(),
-                        limits.max_state_bytes,
-                    ) {
-                        verdict = Verdict::failed(error.code(), error.to_string());
-                    }
-                }
+            if let Some(view) = store.as_ref().map(|s| s.data().state())
+                && !view.changes().is_empty()
+                && let Err(error) = self.state.commit(
+                    &request.session,
+                    view.base(),
+                    view.changes(),
+                    limits.max_state_bytes,
+                )
+            {
+                verdict = Verdict::failed(error.code(), error.to_string());
             }
         }
         if verdict.status != ExecutionState::Succeeded {

@@ -166,17 +166,17 @@ mod tests {
 
     #[test]
     fn out_of_range_values_and_incompatible_pairs_are_rejected() {
-        let cases: Vec<Box<dyn Fn(&mut Limits)>> = vec![
-            Box::new(|l| l.timeout = Duration::ZERO),
-            Box::new(|l| l.memory_bytes = MIB),
-            Box::new(|l| l.memory_bytes = 8 * GIB),
-            Box::new(|l| l.fuel = Some(0)),
-            Box::new(|l| l.max_concurrency = 0),
-            Box::new(|l| {
+        let cases: [fn(&mut Limits); 7] = [
+            |l| l.timeout = Duration::ZERO,
+            |l| l.memory_bytes = MIB,
+            |l| l.memory_bytes = 8 * GIB,
+            |l| l.fuel = Some(0),
+            |l| l.max_concurrency = 0,
+            |l| {
                 l.memory_bytes = 32 * MIB;
                 l.max_output_bytes = 64 * MIB;
-            }),
-            Box::new(|l| l.max_state_value_bytes = l.max_state_bytes + 1),
+            },
+            |l| l.max_state_value_bytes = l.max_state_bytes + 1,
         ];
         for change in cases {
             let mut limits = Limits::default();

@@ -23,7 +23,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ));
         }
     };
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 365.0 * 24.0 * 3600.0 {
+    if !seconds.is_finite() || !(0.0..=365.0 * 24.0 * 3600.0).contains(&seconds) {
         return Err(format!("`{text}` is out of range"));
     }
     Ok(Duration::from_secs_f64(seconds))
@@ -64,7 +64,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in UNITS {
-        if bytes >= size && bytes % size == 0 {
+        if bytes >= size && bytes.is_multiple_of(size) {
             return format!("{}{unit}", bytes / size);
         }
     }

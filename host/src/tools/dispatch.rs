@@ -103,10 +103,10 @@ impl CallLog {
         let index = usize::try_from(position)
             .ok()
             .and_then(|p| p.checked_sub(1));
-        if let (Ok(mut records), Some(index)) = (self.0.lock(), index) {
-            if let Some(record) = records.get_mut(index) {
-                change(record);
-            }
+        if let (Ok(mut records), Some(index)) = (self.0.lock(), index)
+            && let Some(record) = records.get_mut(index)
+        {
+            change(record);
         }
     }
 
