@@ -1,27 +1,42 @@
 //! The data directory (SPEC §9): one redb database file holding the journal and the state, plus
-//! content-addressed script sources. redb lets one process hold the file at a time, so every
-//! user opens it for one short step and closes it again, retrying while another process holds it.
+//! content-addressed script sources.
+//!
+//! Several `forge-host` processes use one data directory at once. The database is opened in
+//! redb's `MultiWriter` concurrency mode (redb 4.5+): every process keeps its own handle open,
+//! byte-range locks let one write transaction run at a time across processes, and readers never
+//! wait. A process therefore opens the file once and pays only its transactions.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use redb::{Database, DatabaseError};
+use redb::{ConcurrencyMode, Database, DatabaseError};
 
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long a step waits for other processes to release the database before giving up.
 const OPEN_PATIENCE: Duration = Duration::from_secs(60);
 
-/// A data directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A data directory. Clones share one open database handle.
+#[derive(Debug, Clone)]
 pub struct DataDir {
     root: PathBuf,
+    database: Arc<Mutex<Option<Arc<Database>>>>,
+}
+
+impl PartialEq for DataDir {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
 }
 
 impl DataDir {
     /// The data directory at `root` (created on first use).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        DataDir { root: root.into() }
+        DataDir {
+            root: root.into(),
+            database: Arc::default(),
+        }
     }
 
     /// `$FORGE_HOST_DATA_DIR`, else `$XDG_DATA_HOME/forge-host`, else
@@ -62,14 +77,30 @@ impl DataDir {
         })
     }
 
-    /// Opens the database for one step, waiting (with backoff) while another process holds it.
-    pub fn open_database(&self) -> Result<Database> {
+    /// The database, opened on first use and shared by every clone of this `DataDir`.
+    pub fn database(&self) -> Result<Arc<Database>> {
+        let mut slot = self.database.lock().map_err(|_| {
+            Error::new(ErrorCode::IsolateFailure, "the database handle is poisoned")
+        })?;
+        if let Some(db) = slot.as_ref() {
+            return Ok(db.clone());
+        }
+        let db = Arc::new(self.open_database()?);
+        *slot = Some(db.clone());
+        Ok(db)
+    }
+
+    /// Opens the database in `MultiWriter` mode, waiting (with backoff) while another process
+    /// holds it exclusively (a repair after a crash, or an older redb).
+    fn open_database(&self) -> Result<Database> {
         self.ensure()?;
         let path = self.database_path();
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
+        let mut builder = Database::builder();
+        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
         loop {
-            match Database::create(&path) {
+            match builder.create(&path) {
                 Ok(db) => return Ok(db),
                 Err(DatabaseError::DatabaseAlreadyOpen) if started.elapsed() < OPEN_PATIENCE => {
                     std::thread::sleep(pause);

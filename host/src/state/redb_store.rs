@@ -55,9 +55,9 @@ impl RedbStateStore {
         RedbStateStore { dir }
     }
 
-    fn database(&self) -> Result<redb::Database, CommitError> {
+    fn database(&self) -> Result<std::sync::Arc<redb::Database>, CommitError> {
         self.dir
-            .open_database()
+            .database()
             .map_err(|e| CommitError::Storage(e.message))
     }
 

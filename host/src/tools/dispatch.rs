@@ -2,7 +2,9 @@
 //! catalog, policy), concurrent running under `max_concurrency`, and the record of every call.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -202,36 +204,49 @@ impl ToolCalls {
         }
         self.records.push(record);
         let id = u64::from(position);
+        // A free permit is taken now; otherwise the call waits for one in the task, and the
+        // semaphore's fairness starts queued calls in the order they were begun.
+        let permit = self.permits.clone().try_acquire_owned().ok();
         let permits = self.permits.clone();
         let max_response = self.max_response_bytes;
         let tool_name = name.to_string();
-        self.running.spawn(async move {
+        let mut call = Box::pin(async move {
             let begun = Instant::now();
-            // The semaphore is fair, so queued calls start in the order they were begun.
-            let _permit = permits.acquire_owned().await;
-            let outcome = match tool.call(parsed).await {
-                Ok(value) => {
-                    let text = value.to_string();
-                    if text.len() as u64 > max_response {
-                        Err(ToolError {
-                            code: ErrorCode::BudgetExceeded,
-                            message: format!(
-                                "the response of `{tool_name}` is {} bytes, over the budget of {max_response} bytes",
-                                text.len()
-                            ),
-                        })
-                    } else {
-                        Ok(text)
-                    }
-                }
-                Err(error) => Err(error),
+            let _permit = match permit {
+                Some(permit) => Some(permit),
+                None => permits.acquire_owned().await.ok(),
             };
+            let outcome = tool.call(parsed).await.and_then(|value| {
+                let text = value.to_string();
+                if text.len() as u64 > max_response {
+                    return Err(ToolError {
+                        code: ErrorCode::BudgetExceeded,
+                        message: format!(
+                            "the response of `{tool_name}` is {} bytes, over the budget of {max_response} bytes",
+                            text.len()
+                        ),
+                    });
+                }
+                Ok(text)
+            });
             Finished {
                 id,
                 outcome,
                 duration: begun.elapsed(),
             }
         });
+        // A call that is done at its first poll (echo, a cached answer) finishes here, without
+        // a hop through another task; anything that waits runs on its own task.
+        let waker = futures::task::noop_waker();
+        match call.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(finished) => {
+                let done = self.complete(finished);
+                self.ready.push_back(done);
+            }
+            Poll::Pending => {
+                self.running.spawn(call);
+            }
+        }
         Ok(Ok(id))
     }
 
