@@ -1,7 +1,7 @@
 //! Measures the warm per-execution overhead of the library API and a CPU-bound script, and
 //! prints one JSON object. `cargo xtask bench` runs it next to the other measurements.
 //!
-//! Usage: bench ENGINES_DIR DATA_DIR
+//! Usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,6 +19,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let engines = PathBuf::from(args.next().ok_or("usage: bench ENGINES_DIR DATA_DIR")?);
     let data = PathBuf::from(args.next().ok_or("usage: bench ENGINES_DIR DATA_DIR")?);
+    let usage = "usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR";
+    let cold_cache = PathBuf::from(args.next().ok_or(usage)?);
+
+    // Cold: nothing cached, the component is compiled (and described) once.
+    let started = Instant::now();
+    let cold = Kernel::builder(DataDir::new(data.join("cold")))
+        .engine_dirs(vec![engines.clone()])
+        .cache(forge_host::engines::Cache::new(&cold_cache))
+        .build()
+        .await;
+    let entry = cold.engines().by_id("javascript-quickjs")?.clone();
+    let (_, timing) = cold.engines().load(&entry, false)?;
+    let cold_compile_ms = started.elapsed().as_secs_f64() * 1000.0;
+    assert!(
+        !timing.compiled,
+        "describe() already compiled it during discovery"
+    );
+
+    // Cached: a new registry maps the precompiled file, as a new process would.
+    let warm = Kernel::builder(DataDir::new(data.join("warm")))
+        .engine_dirs(vec![engines.clone()])
+        .cache(forge_host::engines::Cache::new(&cold_cache))
+        .build()
+        .await;
+    let (_, timing) = warm.engines().load(&entry, false)?;
+    assert!(!timing.compiled);
+    let cached_load_ms = timing.elapsed.as_secs_f64() * 1000.0;
+
     let kernel = Kernel::builder(DataDir::new(data))
         .engine_dirs(vec![engines])
         .build()
@@ -78,6 +106,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{}",
         serde_json::json!({
+            "component_cold_compile_ms": cold_compile_ms,
+            "component_cached_load_ms": cached_load_ms,
             "library_return_1_p50_ms": return_one_p50,
             "library_return_1_p90_ms": return_one_p90,
             "cpu_sum_1e7_ms": cpu_ms,

@@ -8,7 +8,9 @@
 //! - `test`: build, then `cargo test --release` over the workspace.
 //! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
+//! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
+mod bench;
 mod components;
 mod setup;
 
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
             let binary = workspace_root().join("target/release/forge-host");
             run(Command::new(binary).arg("run").args(&args[1..]))
         }),
+        Some("bench") => build().and_then(|()| bench::bench()),
         Some("lint") => run(cargo().args(["fmt", "--all", "--check"])).and_then(|()| {
             run(cargo().args([
                 "clippy",
@@ -89,6 +92,8 @@ fn main() -> ExitCode {
                 "--workspace",
                 "--exclude",
                 "forge-quickjs",
+                "--exclude",
+                "quickjs-native",
                 "--all-targets",
                 "--",
                 "-D",
