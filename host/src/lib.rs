@@ -10,6 +10,7 @@
 //! - [`tools`], [`permissions`]: nested tool calls and the gate in front of them (SPEC §8).
 //! - [`state`]: session state with revisions and checked commits (SPEC §6).
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
+//! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
 //!
 //! Embedding:
@@ -28,6 +29,7 @@ pub mod cli;
 pub mod datadir;
 pub mod engines;
 pub mod error;
+pub mod files;
 pub mod kernel;
 pub mod limits;
 pub mod output;

@@ -32,6 +32,8 @@
     return text === undefined ? "null" : text;
   };
 
+  const PASS_THROUGH = new Set(["TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"]);
+
   // In-flight calls by host call id; settled by the engine's run loop (`settle`).
   const pending = new Map();
 
@@ -178,7 +180,9 @@
     /** {code, message, stack} of a thrown value; code is "" when the engine should decide. */
     describeError(e) {
       if (e instanceof Error) {
-        const code = e instanceof ForgeError && typeof e.code === "string" ? e.code : "";
+        // Only the codes a host call can reject with pass through; anything else a script
+        // puts on a ForgeError is a plain runtime failure.
+        const code = e instanceof ForgeError && PASS_THROUGH.has(e.code) ? e.code : "";
         const message = `${e.name}: ${e.message}`;
         return { code, message, stack: typeof e.stack === "string" ? e.stack : undefined };
       }

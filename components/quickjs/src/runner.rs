@@ -50,12 +50,9 @@ fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, S
         Ok(body) => body,
         Err(error) => {
             let value = caught_value(ctx, error);
+            // Nothing but parsing ran: whatever went wrong is the script's syntax.
             let mut e = thrown(value, "SCRIPT_SYNTAX");
-            // Nothing but parsing ran: whatever went wrong is the script's syntax, unless the
-            // engine ran out of memory while parsing (a null exception).
-            if e.code != "MEMORY_LIMIT" {
-                e.code = "SCRIPT_SYNTAX".into();
-            }
+            e.code = "SCRIPT_SYNTAX".into();
             return Err(e);
         }
     };
@@ -149,20 +146,18 @@ fn caught_value<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Value<'js> {
     }
 }
 
-/// Turns a thrown value into a script error. `null` is what QuickJS throws when it cannot even
-/// allocate its out-of-memory error: the engine reports `MEMORY_LIMIT`, and the host confirms it
-/// against its own record of a denied memory growth before believing it.
+/// Turns a thrown value into a script error. `null` is also what QuickJS throws when it cannot
+/// even allocate its out-of-memory error; the engine cannot tell that from `throw null`, so it
+/// reports a runtime failure and the host, which knows whether it denied a memory growth, decides
+/// whether it was `MEMORY_LIMIT`.
 fn describe_thrown<'js>(
     describe: &Function<'js>,
     value: Value<'js>,
     fallback: &str,
 ) -> ScriptError {
     if value.is_null() {
-        return failure(
-            "MEMORY_LIMIT",
-            "out of memory (the engine could not allocate its error)",
-            None,
-        );
+        let message = "null was thrown (QuickJS throws null when it is out of memory)";
+        return failure(fallback, message, None);
     }
     let described = describe.call::<_, Object>((value,)).and_then(|o| {
         Ok((
@@ -180,10 +175,11 @@ fn describe_thrown<'js>(
             };
             failure(&code, message, stack)
         }
-        // Describing the error failed too: almost always memory exhaustion.
+        // Describing the error failed too: almost always memory exhaustion, which the host
+        // confirms from its own record.
         Err(_) => failure(
-            "MEMORY_LIMIT",
-            "out of memory while reporting an error",
+            fallback,
+            "the error could not be described (out of memory?)",
             None,
         ),
     }

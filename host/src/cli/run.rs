@@ -25,7 +25,7 @@ was cancelled, 2 on bad usage or invalid input.\n\nExamples:\n  forge-host run e
 forge-host run examples/concurrent-calls.js --json --timeout 5s --memory 64MiB"
 )]
 pub struct RunArgs {
-    /// The script; its extension picks the engine (.js, .mjs: QuickJS)
+    /// The script; its extension picks the engine (.js, .mjs: QuickJS; .py: CPython)
     pub file: PathBuf,
     /// Print one JSON object with the result, error, output and metrics
     #[arg(long)]
@@ -66,6 +66,28 @@ pub struct RunArgs {
     /// Largest single state value
     #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = parse_size)]
     pub max_state_value: u64,
+    /// Files published from /output at most
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_publish_files)]
+    pub max_files: u32,
+    /// Bytes published from /output, all files together
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub max_files_bytes: u64,
+    /// Bytes of one published file
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    pub max_file_bytes: u64,
+    /// A file or folder the script reads (copied, hashed, read-only in /input); repeatable
+    #[arg(long = "input", short = 'i', value_name = "PATH")]
+    pub inputs: Vec<PathBuf>,
+    /// Where /output is published when the run succeeds [default: ./forge-out/<run-id>/, only
+    /// when the script wrote files]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Publish /output even when the run fails
+    #[arg(long)]
+    pub publish_on_error: bool,
+    /// Keep the job folder (/input, /output, /work) after the run and print where it is
+    #[arg(long)]
+    pub keep: bool,
     /// Session whose shared state the script reads and writes [default: one per working directory]
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
@@ -94,6 +116,9 @@ impl RunArgs {
             max_result_bytes: self.max_result,
             max_state_bytes: self.max_state,
             max_state_value_bytes: self.max_state_value,
+            max_publish_files: self.max_files,
+            max_publish_bytes: self.max_files_bytes,
+            max_publish_file_bytes: self.max_file_bytes,
         }
     }
 }
@@ -202,6 +227,10 @@ async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport
             allow_external: args.allow_external,
         },
         session: args.session.clone().unwrap_or_else(default_session),
+        inputs: args.inputs.clone(),
+        out_dir: args.out.clone(),
+        publish_on_error: args.publish_on_error,
+        keep_job: args.keep,
         events: Some(printer(args.json)),
         cancel: Some(cancel),
     };
@@ -221,9 +250,20 @@ fn print_report(report: &RunReport, json: bool) -> ExitCode {
         if let Some(value) = &report.value {
             println!("{value}");
         }
+        if let Some(dir) = &report.out_dir {
+            eprintln!("published {} file(s) to {dir}", report.outputs.len());
+        }
+        if let Some(dir) = &report.job_dir {
+            eprintln!("job folder kept at {dir}");
+        }
         if let Some(error) = &report.error {
             eprintln!("error {}: {}", error.code, error.message);
-            if let Some(stack) = error.stack.as_deref().filter(|s| !s.trim().is_empty()) {
+            // Python's message already is its traceback; print a stack only when it adds to it.
+            if let Some(stack) = error
+                .stack
+                .as_deref()
+                .filter(|s| !s.trim().is_empty() && !error.message.contains(s.trim()))
+            {
                 eprintln!("{}", stack.trim_end());
             }
         }

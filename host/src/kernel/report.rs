@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::lifecycle::ExecutionState;
 use crate::error::ErrorCode;
+use crate::files::{InputRecord, PublishedFile};
 use crate::tools::CallRecord;
 
 /// The error of a failed execution.
@@ -44,6 +45,10 @@ pub struct RunReport {
     pub id: String,
     /// Engine id (`javascript-quickjs`, ...).
     pub engine: String,
+    /// sha256 of the engine component.
+    pub engine_sha256: String,
+    /// sha256 of the script source.
+    pub script_sha256: String,
     /// Terminal state.
     pub status: ExecutionState,
     /// The session whose state it used.
@@ -60,8 +65,20 @@ pub struct RunReport {
     pub stderr: String,
     /// Values passed to `text()`.
     pub text: Vec<Value>,
+    /// Inputs as copied into `/input`.
+    pub inputs: Vec<InputRecord>,
+    /// Where `/output` was published, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_dir: Option<String>,
+    /// Published files.
+    pub outputs: Vec<PublishedFile>,
+    /// The job folder, when kept (`--keep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_dir: Option<String>,
     /// Measurements.
     pub metrics: Metrics,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
     /// Nested calls, for the journal (not part of the `--json` object).
     #[serde(skip)]
     pub calls: Vec<CallRecord>,

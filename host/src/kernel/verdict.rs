@@ -73,12 +73,11 @@ fn host_only(code: ErrorCode) -> bool {
     )
 }
 
-/// The code a guest-reported failure stands as. `MEMORY_LIMIT` is believed only when the host
-/// itself denied a memory growth; and after a denied growth, a plain runtime failure (QuickJS's
-/// `InternalError: out of memory`, Python's `MemoryError`) is the memory cap's doing.
+/// The code a guest-reported failure stands as: the guest's own, except a code only the host
+/// can know. After a denied memory growth, a plain runtime failure (QuickJS's `InternalError:
+/// out of memory` or thrown `null`, Python's `MemoryError`) is the memory cap's doing.
 pub fn guest_code(reported: &str, memory_denied: bool) -> ErrorCode {
     match ErrorCode::parse(reported) {
-        Some(ErrorCode::MemoryLimit) if !memory_denied => ErrorCode::ScriptRuntime,
         Some(ErrorCode::ScriptRuntime) | None if memory_denied => ErrorCode::MemoryLimit,
         Some(code) if host_only(code) => ErrorCode::ScriptRuntime,
         Some(code) => code,
@@ -227,8 +226,8 @@ mod tests {
                 "{forged}"
             );
         }
-        assert_eq!(guest_code("MEMORY_LIMIT", false), ErrorCode::ScriptRuntime);
         assert_eq!(guest_code("MEMORY_LIMIT", true), ErrorCode::MemoryLimit);
+        assert_eq!(guest_code("STACK_LIMIT", false), ErrorCode::StackLimit);
         assert_eq!(guest_code("SCRIPT_RUNTIME", true), ErrorCode::MemoryLimit);
         assert_eq!(guest_code("SCRIPT_SYNTAX", true), ErrorCode::ScriptSyntax);
         assert_eq!(guest_code("TOOL_FAILED", false), ErrorCode::ToolFailed);

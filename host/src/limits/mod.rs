@@ -45,6 +45,12 @@ pub struct Limits {
     pub max_state_bytes: u64,
     /// One state value.
     pub max_state_value_bytes: u64,
+    /// Files published from `/output`.
+    pub max_publish_files: u32,
+    /// Bytes published from `/output`, all files together.
+    pub max_publish_bytes: u64,
+    /// Bytes of one published file.
+    pub max_publish_file_bytes: u64,
 }
 
 impl Default for Limits {
@@ -61,6 +67,9 @@ impl Default for Limits {
             max_result_bytes: 16 * MIB,
             max_state_bytes: MIB,
             max_state_value_bytes: 256 * KIB,
+            max_publish_files: 1000,
+            max_publish_bytes: 256 * MIB,
+            max_publish_file_bytes: 64 * MIB,
         }
     }
 }
@@ -130,7 +139,27 @@ impl Limits {
                 format_size(self.max_state_bytes)
             ));
         }
+        if self.max_publish_files == 0 || self.max_publish_bytes == 0 {
+            return bad("the publication limits must be positive".into());
+        }
+        if self.max_publish_file_bytes == 0 || self.max_publish_file_bytes > self.max_publish_bytes
+        {
+            return bad(format!(
+                "the per-file publication limit ({}) must be positive and at most the total ({})",
+                format_size(self.max_publish_file_bytes),
+                format_size(self.max_publish_bytes)
+            ));
+        }
         Ok(())
+    }
+
+    /// The publication limits.
+    pub fn publish_limits(&self) -> crate::files::OutputLimits {
+        crate::files::OutputLimits {
+            max_files: self.max_publish_files,
+            max_total_bytes: self.max_publish_bytes,
+            max_file_bytes: self.max_publish_file_bytes,
+        }
     }
 }
 
@@ -166,7 +195,7 @@ mod tests {
 
     #[test]
     fn out_of_range_values_and_incompatible_pairs_are_rejected() {
-        let cases: [fn(&mut Limits); 7] = [
+        let cases: [fn(&mut Limits); 9] = [
             |l| l.timeout = Duration::ZERO,
             |l| l.memory_bytes = MIB,
             |l| l.memory_bytes = 8 * GIB,
@@ -177,6 +206,8 @@ mod tests {
                 l.max_output_bytes = 64 * MIB;
             },
             |l| l.max_state_value_bytes = l.max_state_bytes + 1,
+            |l| l.max_publish_files = 0,
+            |l| l.max_publish_file_bytes = l.max_publish_bytes + 1,
         ];
         for change in cases {
             let mut limits = Limits::default();

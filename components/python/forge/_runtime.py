@@ -1,0 +1,238 @@
+"""How one script runs inside the engine: per-run state, the static import scan, execution,
+error classification and the result. Scripts use the public `forge` module, not this one."""
+
+import ast
+import builtins
+import json
+import linecache
+import math
+import os
+import random
+import sys
+import traceback
+
+from componentize_py_types import Err
+from wit_world.exports import engine
+
+import preload
+
+# Codes a host call can fail with; an uncaught `forge.ToolError` carrying one keeps it.
+PASS_THROUGH = {"TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"}
+
+# Packages that need another engine profile than this one.
+SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "pytz", "tzdata", "six"}
+
+_UNSET = object()
+
+
+class Run:
+    """What the `forge` module needs to know about the current run."""
+
+    def __init__(self, request):
+        self.filename = request.filename
+        self.limits = request.limits
+        self.inputs = list(request.inputs)
+        self.result = _UNSET
+
+
+current = None
+
+
+def failure(code, message, stack=None):
+    return Err(engine.ScriptError(code=code, message=message, stack=stack))
+
+
+def _format_exception(error, filename):
+    """The traceback from the script's own first frame on (the engine's frames are noise)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
+
+
+def _guarded(handlers):
+    """Whether `except` handlers catch a failed import."""
+    for handler in handlers:
+        if handler.type is None:
+            return True
+        names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for name in names:
+            if isinstance(name, ast.Name) and name.id in (
+                "ImportError", "ModuleNotFoundError", "Exception", "BaseException"
+            ):
+                return True
+    return False
+
+
+def imported_modules(tree):
+    """(module, line) for every import that runs unconditionally: not under a `try` whose
+    handlers catch ImportError, and not inside a function body (imports there are lazy)."""
+    found = []
+
+    def visit(nodes, guarded):
+        for node in nodes:
+            if isinstance(node, ast.Import) and not guarded:
+                found.extend((alias.name, node.lineno) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not guarded and node.level == 0 and node.module:
+                found.append((node.module, node.lineno))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                visit(node.body, guarded or _guarded(node.handlers))
+                for handler in node.handlers:
+                    visit(handler.body, guarded)
+                visit(node.orelse, guarded)
+                visit(node.finalbody, guarded)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, None) or [], guarded)
+                for case in getattr(node, "cases", None) or []:
+                    visit(case.body, guarded)
+
+    visit(tree.body, False)
+    return found
+
+
+def _available(module):
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def why_unavailable(module):
+    top = module.split(".")[0]
+    if top in sys.stdlib_module_names:
+        absent = ", ".join(sorted({m.split(".")[0] for m in preload.MISSING}))
+        return (
+            f"the standard library module `{module}` is not part of this CPython build "
+            f"(WASI builds lack: {absent})"
+        )
+    if top in SCIENCE_PACKAGES:
+        return (
+            f"package `{top}` is not available in this engine (python-cpython: the standard "
+            f"library only); it comes with the python-science profile: "
+            f"cargo xtask build --profile science"
+        )
+    return (
+        f"package `{top}` is not available in this engine (python-cpython: the standard "
+        f"library and `forge` only)"
+    )
+
+
+def scan(tree):
+    """Fails before the script starts when an unconditional import cannot succeed."""
+    for module, line in imported_modules(tree):
+        if not _available(module):
+            raise failure("PACKAGE_UNAVAILABLE", f"line {line}: {why_unavailable(module)}")
+
+
+def classify(error, filename):
+    stack = _format_exception(error, filename)
+    from forge import ToolError
+
+    if isinstance(error, ToolError):
+        code = error.code if error.code in PASS_THROUGH else "SCRIPT_RUNTIME"
+        return failure(code, stack, stack)
+    if isinstance(error, ModuleNotFoundError):
+        name = error.name or str(error)
+        return failure("PACKAGE_UNAVAILABLE", f"{why_unavailable(name)}\n{stack}", stack)
+    if isinstance(error, MemoryError):
+        return failure("MEMORY_LIMIT", stack, stack)
+    if isinstance(error, RecursionError):
+        return failure("STACK_LIMIT", stack, stack)
+    return failure("SCRIPT_RUNTIME", stack, stack)
+
+
+def to_json_value(value):
+    """A JSON-ready copy of `value`: tuples and sets become lists, NaN and infinities null,
+    dates ISO strings; numpy and pandas values through their own converters."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_json_value(v) for v in value]
+    for method, args in (("to_dict", ("records",)), ("tolist", ()), ("item", ()), ("isoformat", ())):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                return to_json_value(convert(*args))
+            except (TypeError, ValueError):
+                continue
+    import decimal
+    import fractions
+    import pathlib
+
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        return to_json_value(float(value))
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    raise TypeError(f"a {type(value).__name__} is not JSON-serialisable")
+
+
+def encode(value, what):
+    try:
+        return json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{what} is not JSON-serialisable: {error}") from None
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def run(request):
+    global current
+    current = Run(request)
+    # The build-time snapshot froze the generators' state: every run starts from fresh entropy.
+    random.seed()
+    try:
+        os.chdir("/work")
+    except OSError:
+        pass
+    sys.argv = [request.filename]
+    source = request.source
+    filename = request.filename
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        tree = ast.parse(source, filename)
+        code = compile(tree, filename, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        text = "".join(traceback.format_exception_only(type(error), error))
+        raise failure("SCRIPT_SYNTAX", text.strip(), text) from None
+    except (ValueError, MemoryError, RecursionError) as error:
+        raise failure("SCRIPT_SYNTAX", f"{type(error).__name__}: {error}") from None
+    scan(tree)
+    namespace = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
+    try:
+        exec(code, namespace)
+    except SystemExit as error:
+        if error.code not in (None, 0):
+            _flush()
+            raise failure("SCRIPT_RUNTIME", f"the script exited with status {error.code!r}") from None
+    except BaseException as error:  # noqa: BLE001 - every script failure is reported
+        _flush()
+        raise classify(error, filename) from None
+    _flush()
+    if current.result is _UNSET:
+        return None
+    try:
+        text = encode(current.result, "the result")
+    except TypeError as error:
+        raise failure("SCRIPT_RUNTIME", str(error)) from None
+    size = len(text.encode())
+    if size > request.limits.max_result_bytes:
+        raise failure(
+            "BUDGET_EXCEEDED",
+            f"the result is {size} bytes, over the budget of {request.limits.max_result_bytes} bytes",
+        )
+    return text

@@ -1,0 +1,41 @@
+"""The standard library a script may import.
+
+componentize-py snapshots the interpreter after the app's top level ran: a module that was not
+imported then cannot be imported at run time. This list is what people doing data work, text
+processing and scripting expect. Each import is guarded so that a module the WASI build lacks
+(ssl, ctypes, lzma, bz2, ...) does not break the build; `MISSING` keeps their names for the
+import scan's error messages.
+"""
+
+import importlib
+
+MODULES = """
+    __future__ abc argparse array ast base64 binascii bisect builtins calendar cmath codecs
+    collections collections.abc colorsys configparser contextlib contextvars copy copyreg csv
+    dataclasses datetime decimal difflib dis email email.message email.mime.text email.parser
+    email.policy email.utils encodings encodings.aliases encodings.ascii encodings.base64_codec
+    encodings.cp1252 encodings.cp437 encodings.hex_codec encodings.idna encodings.latin_1
+    encodings.punycode encodings.raw_unicode_escape encodings.unicode_escape encodings.utf_16
+    encodings.utf_16_be encodings.utf_16_le encodings.utf_32 encodings.utf_8 encodings.utf_8_sig
+    enum errno filecmp fileinput fnmatch fractions functools gc getopt gettext glob graphlib
+    gzip hashlib heapq hmac html html.entities html.parser http http.client http.cookies
+    importlib importlib.abc importlib.machinery importlib.metadata importlib.resources
+    importlib.util inspect io ipaddress itertools json json.decoder json.encoder keyword
+    linecache locale logging logging.handlers math mimetypes numbers opcode operator optparse
+    os os.path pathlib pickle pkgutil platform plistlib posixpath pprint queue quopri random re
+    reprlib sched secrets select selectors shelve shlex shutil signal socket socketserver sqlite3
+    stat statistics string stringprep struct subprocess sys sysconfig tabnanny tarfile tempfile
+    textwrap threading time timeit token tokenize tomllib trace traceback types typing
+    unicodedata unittest unittest.mock urllib urllib.error urllib.parse urllib.request
+    urllib.response uuid warnings wave weakref xml xml.dom xml.dom.minidom xml.etree
+    xml.etree.ElementTree xml.parsers.expat xml.sax xml.sax.saxutils zipfile zipimport zlib
+    zoneinfo asyncio concurrent.futures ssl ctypes lzma bz2 dbm readline curses
+""".split()
+
+MISSING = []
+for _name in MODULES:
+    try:
+        importlib.import_module(_name)
+    except Exception:  # noqa: BLE001 - any failure means "not in this build"
+        MISSING.append(_name)
+del _name

@@ -1,0 +1,265 @@
+//! The job folder of one execution: `input/` (read-only copies of the inputs, hashed while they
+//! are copied), `output/` and `work/`, under the data directory. Removed when dropped unless kept.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// One input file as copied into `/input`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputRecord {
+    /// Path below `/input`, `/`-separated (a folder input keeps its tree).
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// sha256 of the copied bytes.
+    pub sha256: String,
+    /// Where the caller's file was.
+    #[serde(skip)]
+    pub source: PathBuf,
+}
+
+/// The folders of one execution.
+#[derive(Debug)]
+pub struct JobDir {
+    root: PathBuf,
+    keep: bool,
+}
+
+fn io_error(what: &str, path: &Path, error: std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::IsolateFailure,
+        format!("{what} {}: {error}", path.display()),
+    )
+}
+
+impl JobDir {
+    /// Creates `root` with empty `input/`, `output/` and `work/`.
+    pub fn create(root: PathBuf, keep: bool) -> Result<Self> {
+        for sub in ["input", "output", "work"] {
+            let dir = root.join(sub);
+            fs::create_dir_all(&dir).map_err(|e| io_error("cannot create", &dir, e))?;
+        }
+        Ok(JobDir { root, keep })
+    }
+
+    /// The folder itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The host folder behind `/input`.
+    pub fn input(&self) -> PathBuf {
+        self.root.join("input")
+    }
+
+    /// The host folder behind `/output`.
+    pub fn output(&self) -> PathBuf {
+        self.root.join("output")
+    }
+
+    /// The host folder behind `/work`.
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    /// Whether the folder stays after the run (`--keep`).
+    pub fn kept(&self) -> bool {
+        self.keep
+    }
+
+    /// Copies the caller's inputs into `input/`, hashing every byte as it is copied. A folder
+    /// keeps its tree; only regular files and folders are accepted.
+    pub fn copy_inputs(&self, paths: &[PathBuf]) -> Result<Vec<InputRecord>> {
+        let mut records = Vec::new();
+        let mut names = std::collections::BTreeSet::new();
+        for path in paths {
+            let meta = fs::metadata(path)
+                .map_err(|e| Error::invalid_input(format!("input {}: {e}", path.display())))?;
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| !n.is_empty() && *n != "..")
+                .ok_or_else(|| {
+                    Error::invalid_input(format!(
+                        "input {} has no usable file name",
+                        path.display()
+                    ))
+                })?
+                .to_string();
+            if !names.insert(name.clone()) {
+                return Err(Error::invalid_input(format!(
+                    "two inputs are called `{name}`: rename one (inputs keep their file names in /input)"
+                )));
+            }
+            let target = self.input().join(&name);
+            if meta.is_dir() {
+                copy_tree(path, &target, &name, &mut records)?;
+            } else if meta.is_file() {
+                records.push(copy_file(path, &target, name)?);
+            } else {
+                return Err(Error::invalid_input(format!(
+                    "input {} is neither a regular file nor a folder",
+                    path.display()
+                )));
+            }
+        }
+        records.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(records)
+    }
+}
+
+fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> {
+    let mut from = fs::File::open(source)
+        .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+    let mut to = fs::File::create(target).map_err(|e| io_error("cannot create", target, e))?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut size = 0u64;
+    loop {
+        let read = from
+            .read(&mut buffer)
+            .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        to.write_all(&buffer[..read])
+            .map_err(|e| io_error("cannot write", target, e))?;
+        size += read as u64;
+    }
+    // Read-only for the guest already through the preopen; read-only on disk too.
+    let mut perms = fs::metadata(target)
+        .map_err(|e| io_error("cannot stat", target, e))?
+        .permissions();
+    perms.set_readonly(true);
+    let _ = fs::set_permissions(target, perms);
+    Ok(InputRecord {
+        name,
+        size,
+        sha256: hex::encode(hasher.finalize()),
+        source: source.to_path_buf(),
+    })
+}
+
+fn copy_tree(
+    source: &Path,
+    target: &Path,
+    name: &str,
+    records: &mut Vec<InputRecord>,
+) -> Result<()> {
+    fs::create_dir_all(target).map_err(|e| io_error("cannot create", target, e))?;
+    let entries = fs::read_dir(source)
+        .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+        let path = entry.path();
+        let file_name = entry.file_name();
+        let Some(child) = file_name.to_str() else {
+            return Err(Error::invalid_input(format!(
+                "input {} has a name that is not UTF-8",
+                path.display()
+            )));
+        };
+        let meta = fs::symlink_metadata(&path)
+            .map_err(|e| Error::invalid_input(format!("input {}: {e}", path.display())))?;
+        let child_name = format!("{name}/{child}");
+        if meta.is_dir() {
+            copy_tree(&path, &target.join(child), &child_name, records)?;
+        } else if meta.is_file() {
+            records.push(copy_file(&path, &target.join(child), child_name)?);
+        } else {
+            return Err(Error::invalid_input(format!(
+                "input {} is a symlink or special file; folder inputs may hold only regular files and folders",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        // Copies are read-only on disk: make them writable again so they can be removed.
+        make_writable(&self.root);
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+fn make_writable(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            if meta.is_dir() {
+                make_writable(&path);
+            } else if meta.is_file() && meta.permissions().readonly() {
+                let mut perms = meta.permissions();
+                #[expect(
+                    clippy::permissions_set_readonly_false,
+                    reason = "the file is ours and about to be deleted"
+                )]
+                perms.set_readonly(false);
+                let _ = fs::set_permissions(&path, perms);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_copied_hashed_and_keep_their_tree() {
+        let source = tempfile::tempdir().expect("tempdir");
+        std::fs::write(source.path().join("a.csv"), "x,y\n1,2\n").expect("write");
+        std::fs::create_dir_all(source.path().join("set/sub")).expect("mkdir");
+        std::fs::write(source.path().join("set/sub/b.txt"), "hello").expect("write");
+        let jobs = tempfile::tempdir().expect("tempdir");
+        let job = JobDir::create(jobs.path().join("job"), false).expect("job");
+        let records = job
+            .copy_inputs(&[source.path().join("a.csv"), source.path().join("set")])
+            .expect("copied");
+        let names: Vec<_> = records.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a.csv", "set/sub/b.txt"]);
+        assert_eq!(
+            records[1].sha256,
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert_eq!(
+            std::fs::read_to_string(job.input().join("set/sub/b.txt")).expect("read"),
+            "hello"
+        );
+        let root = job.root().to_path_buf();
+        drop(job);
+        assert!(!root.exists(), "the job folder is removed");
+    }
+
+    #[test]
+    fn duplicate_names_and_symlinks_are_refused() {
+        let source = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(source.path().join("one")).expect("mkdir");
+        std::fs::create_dir_all(source.path().join("two")).expect("mkdir");
+        std::fs::write(source.path().join("one/x"), "1").expect("write");
+        std::fs::write(source.path().join("two/x"), "2").expect("write");
+        std::os::unix::fs::symlink("/etc/passwd", source.path().join("one/link")).expect("symlink");
+        let jobs = tempfile::tempdir().expect("tempdir");
+        let job = JobDir::create(jobs.path().join("job"), false).expect("job");
+        let twice = job.copy_inputs(&[source.path().join("two/x"), source.path().join("one/x")]);
+        assert_eq!(twice.expect_err("duplicate").code, ErrorCode::InvalidInput);
+        let link = job.copy_inputs(&[source.path().join("one")]);
+        assert_eq!(link.expect_err("symlink").code, ErrorCode::InvalidInput);
+    }
+}

@@ -1,0 +1,566 @@
+//! Publication of `/output` (SPEC §7): every name, type, count and size is validated first; the
+//! files then go to a staging folder beside the destination, which is renamed into place, so a
+//! publication either happens whole or leaves nothing behind.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, ErrorCode};
+
+/// The manifest a script may write to `/output` to choose what is published, with titles.
+pub const MANIFEST: &str = "outputs.json";
+/// Written by the host beside the published files.
+pub const PROVENANCE: &str = "provenance.json";
+
+/// Longest file name (one path component) Linux file systems hold.
+const MAX_NAME_BYTES: usize = 255;
+
+/// Publication limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputLimits {
+    /// Files published at most.
+    pub max_files: u32,
+    /// Bytes of all published files together.
+    pub max_total_bytes: u64,
+    /// Bytes of one published file.
+    pub max_file_bytes: u64,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits {
+            max_files: 1000,
+            max_total_bytes: 256 << 20,
+            max_file_bytes: 64 << 20,
+        }
+    }
+}
+
+/// One published file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PublishedFile {
+    /// Path below the destination, `/`-separated.
+    pub path: String,
+    /// Bytes.
+    pub size: u64,
+    /// sha256 of its bytes.
+    pub sha256: String,
+    /// Title from `outputs.json`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// Why a publication failed; nothing was published.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// An output failed validation (`PUBLICATION_REJECTED`).
+    #[error("`{path}`: {reason}")]
+    Rejected {
+        /// The offending file, relative to `/output`.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// Writing the publication failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl PublishError {
+    /// The execution's error code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PublishError::Rejected { .. } => ErrorCode::PublicationRejected,
+            PublishError::Io(_) => ErrorCode::IsolateFailure,
+        }
+    }
+}
+
+fn rejected(path: &str, reason: impl Into<String>) -> PublishError {
+    PublishError::Rejected {
+        path: path.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn io(what: &str, path: &Path, error: std::io::Error) -> PublishError {
+    PublishError::Io(format!("{what} {}: {error}", path.display()))
+}
+
+/// Refuses, before anything runs, a destination that exists, is not empty and is not an
+/// earlier publication (which holds a `provenance.json`): its files would be replaced.
+pub fn check_destination(out: &Path) -> Result<(), Error> {
+    match fs::read_dir(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(Error::invalid_input(
+            format!("--out {} is a file, not a folder", out.display()),
+        )),
+        Err(e) => Err(Error::invalid_input(format!(
+            "--out {}: {e}",
+            out.display()
+        ))),
+        Ok(mut entries) => {
+            if entries.next().is_none() || out.join(PROVENANCE).is_file() {
+                Ok(())
+            } else {
+                Err(Error::invalid_input(format!(
+                    "--out {} already holds files that forge-host did not publish; choose an empty or new folder",
+                    out.display()
+                )))
+            }
+        }
+    }
+}
+
+fn check_name(path: &str, component: &str) -> Result<(), PublishError> {
+    if component.is_empty() || component == "." || component == ".." {
+        return Err(rejected(path, "a path component is empty, `.` or `..`"));
+    }
+    if component.len() > MAX_NAME_BYTES {
+        return Err(rejected(
+            path,
+            format!("a name is longer than {MAX_NAME_BYTES} bytes"),
+        ));
+    }
+    if component.chars().any(|c| c.is_control()) {
+        return Err(rejected(path, "a name contains control characters"));
+    }
+    if component.contains('\\') {
+        return Err(rejected(path, "a name contains a backslash"));
+    }
+    Ok(())
+}
+
+/// Walks `dir`, accepting only regular files and folders with valid names.
+fn collect(
+    dir: &Path,
+    files: &mut BTreeMap<String, u64>,
+    prefix: &str,
+) -> Result<(), PublishError> {
+    let entries = fs::read_dir(dir).map_err(|e| io("cannot read", dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io("cannot read", dir, e))?;
+        let raw = entry.file_name();
+        let Some(name) = raw.to_str() else {
+            let shown = raw.to_string_lossy();
+            return Err(rejected(
+                &format!("{prefix}{shown}"),
+                "the name is not UTF-8",
+            ));
+        };
+        let path = format!("{prefix}{name}");
+        check_name(&path, name)?;
+        let meta =
+            fs::symlink_metadata(entry.path()).map_err(|e| io("cannot stat", &entry.path(), e))?;
+        if meta.is_dir() {
+            collect(&entry.path(), files, &format!("{path}/"))?;
+        } else if meta.is_file() {
+            files.insert(path, meta.len());
+        } else {
+            let kind = if meta.file_type().is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file or folder"
+            };
+            return Err(rejected(
+                &path,
+                format!("it is {kind}; only regular files and folders are published"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Declared {
+    path: String,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Manifest {
+    Files { files: Vec<Declared> },
+    List(Vec<Declared>),
+}
+
+/// What to publish: every file, or those `outputs.json` declares (with titles).
+fn select(
+    output: &Path,
+    files: &BTreeMap<String, u64>,
+) -> Result<Vec<(String, u64, Option<String>)>, PublishError> {
+    if !files.contains_key(MANIFEST) {
+        return Ok(files.iter().map(|(p, s)| (p.clone(), *s, None)).collect());
+    }
+    let text = fs::read(output.join(MANIFEST))
+        .map_err(|e| io("cannot read", &output.join(MANIFEST), e))?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| {
+        rejected(
+            MANIFEST,
+            format!("not a list of {{\"path\", \"title\"}} (or {{\"files\": [...]}}): {e}"),
+        )
+    })?;
+    let declared = match manifest {
+        Manifest::Files { files } | Manifest::List(files) => files,
+    };
+    let mut chosen = Vec::new();
+    for item in declared {
+        let path = item.path.trim_start_matches("./").to_string();
+        if path.starts_with('/') || path.split('/').any(|c| c == "..") {
+            return Err(rejected(
+                MANIFEST,
+                format!("declares `{}`, which is outside /output", item.path),
+            ));
+        }
+        match files.get(&path) {
+            Some(size) if path != MANIFEST => {
+                if !chosen
+                    .iter()
+                    .any(|(p, _, _): &(String, u64, Option<String>)| *p == path)
+                {
+                    chosen.push((path, *size, item.title));
+                }
+            }
+            _ => {
+                return Err(rejected(
+                    MANIFEST,
+                    format!("declares `{}`, which is not a file in /output", item.path),
+                ));
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+fn copy_hashed(from: &Path, to: &Path) -> Result<String, PublishError> {
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
+    }
+    let mut source = fs::File::open(from).map_err(|e| io("cannot open", from, e))?;
+    let mut target = fs::File::create(to).map_err(|e| io("cannot create", to, e))?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 256 * 1024];
+    loop {
+        let read = source
+            .read(&mut buffer)
+            .map_err(|e| io("cannot read", from, e))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        target
+            .write_all(&buffer[..read])
+            .map_err(|e| io("cannot write", to, e))?;
+    }
+    target.sync_all().map_err(|e| io("cannot sync", to, e))?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Validates `output` and publishes it to `out` with a `provenance.json` built by `provenance`
+/// from the published files. On any failure nothing is left at `out` or beside it.
+pub fn publish(
+    output: &Path,
+    out: &Path,
+    limits: &OutputLimits,
+    id: &str,
+    provenance: impl FnOnce(&[PublishedFile]) -> serde_json::Value,
+) -> Result<Vec<PublishedFile>, PublishError> {
+    stage(output, out, limits, id, provenance)?.commit()
+}
+
+/// A validated publication, copied to a staging folder beside its destination. Dropping it
+/// without [`Staged::commit`] removes the staging folder.
+#[derive(Debug)]
+pub struct Staged {
+    staging: PathBuf,
+    out: PathBuf,
+    old: PathBuf,
+    files: Vec<PublishedFile>,
+    committed: bool,
+}
+
+/// First phase of a publication: validation, then a complete copy with its provenance in a
+/// staging folder. Nothing is visible at `out` yet.
+pub fn stage(
+    output: &Path,
+    out: &Path,
+    limits: &OutputLimits,
+    id: &str,
+    provenance: impl FnOnce(&[PublishedFile]) -> serde_json::Value,
+) -> Result<Staged, PublishError> {
+    let mut files = BTreeMap::new();
+    collect(output, &mut files, "")?;
+    let chosen = select(output, &files)?;
+    if chosen.iter().any(|(p, _, _)| p == PROVENANCE) {
+        return Err(rejected(
+            PROVENANCE,
+            "the name is reserved for the provenance forge-host writes",
+        ));
+    }
+    if chosen.len() > limits.max_files as usize {
+        return Err(rejected(
+            "/output",
+            format!(
+                "{} files, over the limit of {}",
+                chosen.len(),
+                limits.max_files
+            ),
+        ));
+    }
+    let mut total = 0u64;
+    for (path, size, _) in &chosen {
+        if *size > limits.max_file_bytes {
+            return Err(rejected(
+                path,
+                format!(
+                    "{size} bytes, over the per-file limit of {}",
+                    limits.max_file_bytes
+                ),
+            ));
+        }
+        total += size;
+    }
+    if total > limits.max_total_bytes {
+        return Err(rejected(
+            "/output",
+            format!(
+                "{total} bytes in all, over the limit of {}",
+                limits.max_total_bytes
+            ),
+        ));
+    }
+
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent).map_err(|e| io("cannot create", &parent, e))?;
+    let base = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let mut staged = Staged {
+        staging: parent.join(format!(".{base}.forge-staging-{id}")),
+        out: out.to_path_buf(),
+        old: parent.join(format!(".{base}.forge-old-{id}")),
+        files: Vec::new(),
+        committed: false,
+    };
+    fs::create_dir_all(&staged.staging).map_err(|e| io("cannot create", &staged.staging, e))?;
+    for (path, size, title) in chosen {
+        let sha256 = copy_hashed(&output.join(&path), &staged.staging.join(&path))?;
+        staged.files.push(PublishedFile {
+            path,
+            size,
+            sha256,
+            title,
+        });
+    }
+    let record = provenance(&staged.files);
+    let text = serde_json::to_vec_pretty(&record).map_err(|e| PublishError::Io(e.to_string()))?;
+    let provenance_path = staged.staging.join(PROVENANCE);
+    fs::write(&provenance_path, text).map_err(|e| io("cannot write", &provenance_path, e))?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// The files it will publish.
+    pub fn files(&self) -> &[PublishedFile] {
+        &self.files
+    }
+
+    /// Second phase: renames the staging folder into place (an earlier publication there is
+    /// swapped out first, and restored if the rename fails).
+    pub fn commit(mut self) -> Result<Vec<PublishedFile>, PublishError> {
+        let out = self.out.clone();
+        let mut replaced = false;
+        if out.exists() {
+            if fs::read_dir(&out)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false)
+            {
+                fs::remove_dir(&out).map_err(|e| io("cannot replace", &out, e))?;
+            } else if out.join(PROVENANCE).is_file() {
+                fs::rename(&out, &self.old).map_err(|e| io("cannot replace", &out, e))?;
+                replaced = true;
+            } else {
+                return Err(PublishError::Io(format!(
+                    "{} already holds files that forge-host did not publish",
+                    out.display()
+                )));
+            }
+        }
+        if let Err(error) = fs::rename(&self.staging, &out) {
+            if replaced {
+                let _ = fs::rename(&self.old, &out);
+            }
+            return Err(io("cannot publish to", &out, error));
+        }
+        if replaced {
+            let _ = fs::remove_dir_all(&self.old);
+        }
+        self.committed = true;
+        Ok(std::mem::take(&mut self.files))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, text) in files {
+            let full = dir.path().join(path);
+            fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            fs::write(full, text).expect("write");
+        }
+        dir
+    }
+
+    fn provenance(files: &[PublishedFile]) -> serde_json::Value {
+        serde_json::json!({ "files": files.len() })
+    }
+
+    #[test]
+    fn publishes_everything_with_provenance_and_replaces_an_earlier_publication() {
+        let output = output_with(&[("summary.csv", "a,b\n"), ("charts/bar.svg", "<svg/>")]);
+        let dest = tempfile::tempdir().expect("tempdir");
+        let out = dest.path().join("out");
+        let files = publish(
+            output.path(),
+            &out,
+            &OutputLimits::default(),
+            "id1",
+            provenance,
+        )
+        .expect("published");
+        assert_eq!(
+            files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["charts/bar.svg", "summary.csv"]
+        );
+        assert!(out.join("charts/bar.svg").is_file() && out.join(PROVENANCE).is_file());
+        check_destination(&out).expect("an earlier publication may be replaced");
+        let again = output_with(&[("only.txt", "x")]);
+        publish(
+            again.path(),
+            &out,
+            &OutputLimits::default(),
+            "id2",
+            provenance,
+        )
+        .expect("replaced");
+        assert!(out.join("only.txt").is_file() && !out.join("summary.csv").exists());
+        let leftovers: Vec<_> = fs::read_dir(dest.path()).expect("read").collect();
+        assert_eq!(
+            leftovers.len(),
+            1,
+            "no staging or old folder is left behind"
+        );
+    }
+
+    #[test]
+    fn outputs_json_chooses_files_and_titles() {
+        let output = output_with(&[
+            ("a.csv", "1"),
+            ("scratch.tmp", "2"),
+            (
+                MANIFEST,
+                r#"{"files": [{"path": "a.csv", "title": "The table"}]}"#,
+            ),
+        ]);
+        let dest = tempfile::tempdir().expect("tempdir");
+        let files = publish(
+            output.path(),
+            &dest.path().join("o"),
+            &OutputLimits::default(),
+            "i",
+            provenance,
+        )
+        .expect("ok");
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].title.as_deref(), Some("The table"));
+        assert!(!dest.path().join("o/scratch.tmp").exists());
+    }
+
+    #[test]
+    fn bad_outputs_are_rejected_and_nothing_is_left() {
+        let limits = OutputLimits {
+            max_files: 2,
+            max_total_bytes: 10,
+            max_file_bytes: 6,
+        };
+        let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+            (vec![("big.bin", "1234567")], "big.bin"),
+            (vec![("a", "12345"), ("b", "12345"), ("c", "1")], "/output"),
+            (vec![("a", "12345"), ("b", "123456")], "/output"),
+            (vec![("bad\u{7}name", "1")], "bad\u{7}name"),
+            (vec![(MANIFEST, r#"[{"path": "missing.csv"}]"#)], MANIFEST),
+            (vec![(MANIFEST, r#"[{"path": "../etc/passwd"}]"#)], MANIFEST),
+            (vec![(PROVENANCE, "{}")], PROVENANCE),
+        ];
+        for (files, culprit) in cases {
+            let output = output_with(&files);
+            let dest = tempfile::tempdir().expect("tempdir");
+            let error = publish(
+                output.path(),
+                &dest.path().join("o"),
+                &limits,
+                "i",
+                provenance,
+            )
+            .expect_err("rejected");
+            match &error {
+                PublishError::Rejected { path, .. } => assert_eq!(path, culprit, "{error}"),
+                other => panic!("{other}"),
+            }
+            assert_eq!(
+                fs::read_dir(dest.path()).expect("read").count(),
+                0,
+                "{error}: nothing left behind"
+            );
+        }
+        let output = output_with(&[("real.txt", "1")]);
+        std::os::unix::fs::symlink("/etc/passwd", output.path().join("link")).expect("symlink");
+        let dest = tempfile::tempdir().expect("tempdir");
+        let error = publish(
+            output.path(),
+            &dest.path().join("o"),
+            &limits,
+            "i",
+            provenance,
+        )
+        .expect_err("symlink");
+        assert!(
+            matches!(error, PublishError::Rejected { ref path, .. } if path == "link"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_foreign_non_empty_destination_is_refused_up_front() {
+        let dest = tempfile::tempdir().expect("tempdir");
+        fs::write(dest.path().join("mine.txt"), "keep me").expect("write");
+        assert_eq!(
+            check_destination(dest.path()).expect_err("refused").code,
+            ErrorCode::InvalidInput
+        );
+        check_destination(&dest.path().join("new")).expect("a new folder is fine");
+    }
+}

@@ -1,0 +1,183 @@
+//! The sandbox of one execution: a store whose WASI context sees only the job folders, with the
+//! memory limiter, fuel, the epoch yield and the host-call byte cap, and the race between the
+//! guest and the host's own stops.
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use super::cancel::CancelHandle;
+use super::verdict::{GuestOutcome, HostDecision};
+use crate::engines::ExecState;
+use crate::engines::bindings::{GuestLimits, InputFile, RunRequest, ScriptEnginePre};
+use crate::error::{Error, ErrorCode, Result};
+use crate::files::{InputRecord, JobDir};
+use crate::limits::{Limits, MemoryLimiter, MemoryStats};
+use crate::output::{EventSink, OutputState, TailPipe, Texts};
+use crate::permissions::Policy;
+use crate::state::{Snapshot, StateView};
+use crate::tools::{CallLog, ToolCalls, ToolRegistry};
+
+/// What survives the store, whatever happens to it: the kernel reads these after a stop.
+pub struct Observers {
+    pub stdout: TailPipe,
+    pub stderr: TailPipe,
+    pub texts: Texts,
+    pub calls: CallLog,
+    pub memory: Arc<MemoryStats>,
+}
+
+/// Everything needed to build the store of one execution.
+pub struct SandboxSpec<'a> {
+    pub limits: &'a Limits,
+    pub policy: Policy,
+    pub tools: Arc<ToolRegistry>,
+    pub snapshot: Snapshot,
+    pub job: &'a JobDir,
+    pub events: Option<EventSink>,
+}
+
+fn preopen_failed(error: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::IsolateFailure,
+        format!("cannot give the engine its folders: {error}"),
+    )
+}
+
+/// Builds the store.
+pub fn build_store(
+    pre: &ScriptEnginePre<ExecState>,
+    spec: SandboxSpec<'_>,
+) -> Result<(Store<ExecState>, Observers)> {
+    let limits = spec.limits;
+    let events = spec.events;
+    let stdout = TailPipe::new(limits.max_output_bytes, events.clone().map(|s| (s, false)));
+    let stderr = TailPipe::new(limits.max_output_bytes, events.clone().map(|s| (s, true)));
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stdout(stdout.clone())
+        .stderr(stderr.clone())
+        // Sockets can be created, as libraries expect, but no address may be connected or
+        // bound, and names do not resolve: there is no network.
+        .allow_tcp(true)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .socket_addr_check(|_, _| Box::pin(async { false }))
+        .initial_cwd("/work")
+        .preopened_dir(spec.job.input(), "/input", FsPerms::ReadOnly)
+        .map_err(preopen_failed)?
+        .preopened_dir(spec.job.output(), "/output", FsPerms::ReadWrite)
+        .map_err(preopen_failed)?
+        .preopened_dir(spec.job.work(), "/work", FsPerms::ReadWrite)
+        .map_err(preopen_failed)?;
+    let limiter = MemoryLimiter::new(limits.memory_bytes);
+    let memory = limiter.stats();
+    let tools = ToolCalls::new(spec.tools, spec.policy, limits);
+    let calls = tools.log();
+    let texts = Texts::default();
+    let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);
+    let state = StateView::new(spec.snapshot, limits);
+    let exec = ExecState::new(wasi.build(), limiter, tools, state, output);
+
+    let mut store = Store::new(pre.engine(), exec);
+    store.limiter(|s| &mut s.limiter);
+    // Every epoch tick the guest yields to the executor, so a deadline or a cancellation can
+    // drop it even in a tight loop.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_async_yield_and_update(1);
+    if let Some(fuel) = limits.fuel {
+        store
+            .set_fuel(fuel)
+            .map_err(|e| Error::engine_unavailable(format!("cannot set fuel: {e}")))?;
+    }
+    // Bytes one host call may carry from the guest: a legitimate engine checks the budgets
+    // itself and never comes near this; a hostile one traps here instead of making the host
+    // allocate without bound.
+    let largest_budget = [
+        limits.max_call_input_bytes,
+        limits.max_state_value_bytes,
+        limits.max_output_bytes,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let hostcall_bytes = largest_budget.saturating_mul(2).saturating_add(1 << 20);
+    store.set_hostcall_fuel(usize::try_from(hostcall_bytes).unwrap_or(usize::MAX));
+    Ok((
+        store,
+        Observers {
+            stdout,
+            stderr,
+            texts,
+            calls,
+            memory,
+        },
+    ))
+}
+
+/// The request the engine's `run` receives.
+pub fn run_request(
+    source: &str,
+    filename: &str,
+    limits: &Limits,
+    inputs: &[InputRecord],
+) -> RunRequest {
+    RunRequest {
+        source: source.to_string(),
+        filename: filename.to_string(),
+        limits: GuestLimits {
+            memory_bytes: limits.memory_bytes,
+            max_tool_calls: limits.max_tool_calls,
+            max_concurrency: limits.max_concurrency,
+            max_call_input_bytes: limits.max_call_input_bytes,
+            max_call_response_bytes: limits.max_call_response_bytes,
+            max_result_bytes: limits.max_result_bytes,
+            max_state_value_bytes: limits.max_state_value_bytes,
+            max_output_bytes: limits.max_output_bytes,
+        },
+        inputs: inputs
+            .iter()
+            .map(|input| InputFile {
+                name: input.name.clone(),
+                size: input.size,
+                sha256: input.sha256.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Runs the guest until it finishes or the host stops it. The host's own stops are polled
+/// first, so they win a tie (SPEC §4); a stop drops the guest's future, and its store with it.
+pub async fn race(
+    pre: ScriptEnginePre<ExecState>,
+    mut store: Store<ExecState>,
+    request: RunRequest,
+    deadline: tokio::time::Instant,
+    cancel: CancelHandle,
+) -> Result<(GuestOutcome, Store<ExecState>), HostDecision> {
+    let guest = async move {
+        let outcome = match pre.instantiate_async(&mut store).await {
+            Ok(engine) => match engine
+                .forge_engine_engine()
+                .call_run(&mut store, &request)
+                .await
+            {
+                Ok(Ok(value)) => GuestOutcome::Returned(value),
+                Ok(Err(e)) => GuestOutcome::Failed {
+                    code: e.code,
+                    message: e.message,
+                    stack: e.stack,
+                },
+                Err(trap) => GuestOutcome::Trapped(trap),
+            },
+            Err(trap) => GuestOutcome::Trapped(trap),
+        };
+        (outcome, store)
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(HostDecision::Cancelled),
+        _ = tokio::time::sleep_until(deadline) => Err(HostDecision::Deadline),
+        done = guest => Ok(done),
+    }
+}
