@@ -21,7 +21,7 @@ struct Case {
 }
 
 /// The script files of a case, one per engine extension.
-const SCRIPTS: [&str; 1] = ["script.js"];
+const SCRIPTS: [&str; 2] = ["script.js", "script.py"];
 
 fn run_case(name: &str) {
     let dir = repo().join("tests/cases").join(name);
@@ -121,4 +121,14 @@ cases! {
     undefined_result,
     sleep_returns_slept,
     concurrent_calls_settle_in_order,
+    list_memory_bomb,
+    package_unavailable,
+    missing_stdlib_module,
+    optional_import,
+    import_at_run_time,
+    traceback_has_source_lines,
+    input_is_read_only,
+    no_network,
+    no_host_filesystem,
+    unbounded_recursion,
 }

@@ -2,5 +2,6 @@
 //! The engines must be built first (`cargo xtask test` does it).
 
 mod cases;
+mod python;
 mod run;
 mod util;

@@ -254,16 +254,51 @@ fn the_host_stays_up_after_a_memory_bomb() {
     );
 }
 
+/// The arguments an example declares on a first-lines comment `// args: ...` or `# args: ...`,
+/// with repository paths made absolute.
+fn example_args(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("example");
+    let line = text
+        .lines()
+        .take(5)
+        .find_map(|l| {
+            l.trim_start_matches(['/', '#'])
+                .trim()
+                .strip_prefix("args:")
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    line.split_whitespace()
+        .map(|arg| {
+            if arg.starts_with("examples/") {
+                repo().join(arg).to_string_lossy().into_owned()
+            } else {
+                arg.to_string()
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn every_example_runs() {
     let sandbox = Sandbox::new();
-    let mut ran = 0;
+    let mut ran = std::collections::BTreeMap::new();
     for entry in std::fs::read_dir(repo().join("examples")).expect("examples") {
         let path = entry.expect("entry").path();
-        if path.extension().and_then(|e| e.to_str()) != Some("js") {
+        let Some(ext) = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        if ext != "js" && ext != "py" {
             continue;
         }
-        let run = sandbox.forge(&["run", path.to_str().expect("utf-8"), "--json"]);
+        let extra = example_args(&path);
+        let mut args = vec!["run", path.to_str().expect("utf-8"), "--json"];
+        args.extend(extra.iter().map(String::as_str));
+        let run = sandbox.forge(&args);
         assert_eq!(
             run.status(),
             "succeeded",
@@ -271,7 +306,14 @@ fn every_example_runs() {
             path.display(),
             run.stdout()
         );
-        ran += 1;
+        *ran.entry(ext).or_insert(0) += 1;
     }
-    assert!(ran >= 3, "at least three JavaScript examples");
+    assert!(
+        ran.get("js").copied().unwrap_or(0) >= 3,
+        "at least three JavaScript examples: {ran:?}"
+    );
+    assert!(
+        ran.get("py").copied().unwrap_or(0) >= 3,
+        "at least three Python examples: {ran:?}"
+    );
 }

@@ -8,7 +8,7 @@ use crate::setup::{WASM_TARGET, wasi_sysroot};
 use crate::{Result, cargo, run, workspace_root};
 
 /// Adds or replaces `file` in `target/engines/engines.lock` with the sha256 of its bytes.
-fn publish(built: &Path, file: &str) -> Result {
+pub fn publish(built: &Path, file: &str) -> Result {
     let engines = workspace_root().join("target/engines");
     std::fs::create_dir_all(&engines).map_err(|e| format!("{}: {e}", engines.display()))?;
     let bytes = std::fs::read(built).map_err(|e| format!("{}: {e}", built.display()))?;

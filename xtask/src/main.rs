@@ -3,8 +3,9 @@
 //! - `setup`: the wasm32-wasip2 Rust target and the Debian packages that compile QuickJS's C
 //!   to wasm32 (clang-19, llvm-19 for llvm-ar-19, wasi-libc), plus the sysroot folder of
 //!   symlinks that points clang at wasi-libc.
-//! - `build`: setup, the engine components (release, wasm32-wasip2) copied into
-//!   `target/engines/` with their pinned sha256 in `engines.lock`, and the release host.
+//! - `build`: setup, the engine components copied into `target/engines/` with their pinned
+//!   sha256 in `engines.lock` (QuickJS: Rust for wasm32-wasip2; CPython: componentize-py from a
+//!   venv in `target/python-venv`), and the release host.
 //! - `test`: build, then `cargo test --release` over the workspace.
 //! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
@@ -12,6 +13,7 @@
 
 mod bench;
 mod components;
+mod python;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +60,7 @@ fn cargo() -> Command {
 fn build() -> Result {
     setup::setup()?;
     components::build_quickjs()?;
+    python::build_python()?;
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
 

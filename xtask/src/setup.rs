@@ -33,9 +33,11 @@ fn package_installed(name: &str) -> bool {
         .is_some_and(|status| status.contains("install ok installed"))
 }
 
-fn apt_packages() -> Result {
-    let missing: Vec<&str> = APT_PACKAGES
-        .into_iter()
+/// Installs the Debian packages `names` that are missing (through sudo when not root).
+pub fn apt_install(names: &[&str]) -> Result {
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
         .filter(|p| !package_installed(p))
         .collect();
     if missing.is_empty() {
@@ -98,7 +100,7 @@ pub fn wasi_sysroot() -> Result<PathBuf> {
 /// Everything the builds need, installed when missing.
 pub fn setup() -> Result {
     rust_target()?;
-    apt_packages()?;
+    apt_install(&APT_PACKAGES)?;
     wasi_sysroot()?;
     Ok(())
 }

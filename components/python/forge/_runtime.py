@@ -42,12 +42,25 @@ def failure(code, message, stack=None):
     return Err(engine.ScriptError(code=code, message=message, stack=stack))
 
 
+# Frames shown at most: the innermost ones (a runaway recursion has millions).
+MAX_TRACEBACK_FRAMES = 60
+
+
 def _format_exception(error, filename):
-    """The traceback from the script's own first frame on (the engine's frames are noise)."""
+    """The traceback from the script's own first frame on (the engine's frames are noise),
+    keeping the innermost frames of a very deep one."""
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
+    tb = tb or error.__traceback__
+    depth, walk = 0, tb
+    while walk is not None and depth <= MAX_TRACEBACK_FRAMES:
+        depth, walk = depth + 1, walk.tb_next
+    limit = -MAX_TRACEBACK_FRAMES if depth > MAX_TRACEBACK_FRAMES else None
+    text = "".join(traceback.format_exception(type(error), error, tb, limit=limit))
+    if limit is not None:
+        text = f"(only the innermost {MAX_TRACEBACK_FRAMES} frames are shown)\n" + text
+    return text
 
 
 def _guarded(handlers):
@@ -130,7 +143,10 @@ def scan(tree):
 
 
 def classify(error, filename):
-    stack = _format_exception(error, filename)
+    try:
+        stack = _format_exception(error, filename)
+    except BaseException:  # noqa: BLE001 - out of memory again, most likely
+        stack = f"{type(error).__name__}: {error}"
     from forge import ToolError
 
     if isinstance(error, ToolError):
@@ -191,6 +207,17 @@ def _flush():
 
 
 def run(request):
+    """Runs one request; every failure leaves as a `ScriptError` (anything else escaping here
+    would trap the instance)."""
+    try:
+        return _run(request)
+    except Err:
+        raise
+    except BaseException as error:  # noqa: BLE001
+        raise failure("ISOLATE_FAILURE", f"the Python engine failed: {type(error).__name__}: {error}") from None
+
+
+def _run(request):
     global current
     current = Run(request)
     # The build-time snapshot froze the generators' state: every run starts from fresh entropy.
@@ -220,6 +247,12 @@ def run(request):
             _flush()
             raise failure("SCRIPT_RUNTIME", f"the script exited with status {error.code!r}") from None
     except BaseException as error:  # noqa: BLE001 - every script failure is reported
+        # Free what the script holds before describing the failure: after a MemoryError the
+        # description itself needs memory.
+        namespace.clear()
+        import gc
+
+        gc.collect()
         _flush()
         raise classify(error, filename) from None
     _flush()

@@ -98,6 +98,16 @@ impl JobDir {
                 )));
             }
             let target = self.input().join(&name);
+            if meta.is_dir()
+                && let (Ok(folder), Ok(job)) =
+                    (fs::canonicalize(path), fs::canonicalize(&self.root))
+                && job.starts_with(&folder)
+            {
+                return Err(Error::invalid_input(format!(
+                    "input {} holds forge-host's own data directory; pass a folder that does not",
+                    path.display()
+                )));
+            }
             if meta.is_dir() {
                 copy_tree(path, &target, &name, &mut records)?;
             } else if meta.is_file() {

@@ -1,0 +1,2 @@
+import forge
+raise forge.ToolError("TIMEOUT", "I pretend the host stopped me")

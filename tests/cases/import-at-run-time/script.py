@@ -1,0 +1,2 @@
+import importlib
+importlib.import_module("pandas")

@@ -1,0 +1,3 @@
+keep = []
+while True:
+    keep.append([0] * 100000)

@@ -1,0 +1,2 @@
+import forge
+forge.result(forge.call("sleep", {"ms": 5}))

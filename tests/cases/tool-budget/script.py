@@ -1,0 +1,4 @@
+import forge
+for i in range(10):
+    forge.call("echo", {"i": i})
+forge.result("unreachable")

@@ -1,0 +1,2 @@
+import forge
+forge.call("fail", {"message": "it broke"})

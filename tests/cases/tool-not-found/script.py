@@ -1,0 +1,2 @@
+import forge
+forge.call("no-such-tool", {})

@@ -1,0 +1,4 @@
+def compute(rows):
+    return rows["missing"]
+
+compute({"present": 1})

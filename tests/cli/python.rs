@@ -1,0 +1,317 @@
+//! The Python engine seen from outside: files in and out, publication, provenance, and state
+//! shared with JavaScript.
+
+use serde_json::json;
+
+use crate::util::Sandbox;
+
+fn run_py(sandbox: &Sandbox, source: &str, args: &[&str]) -> crate::util::Run {
+    let path = sandbox.script("analysis.py", source);
+    let path = path.to_string_lossy().into_owned();
+    let mut all = vec!["run", path.as_str(), "--json"];
+    all.extend_from_slice(args);
+    sandbox.forge(&all)
+}
+
+const ANALYSIS: &str = r#"
+import csv, forge
+rows = forge.read_table("sales.csv")
+totals = {}
+for row in rows:
+    totals[row["region"]] = totals.get(row["region"], 0) + row["amount"]
+with open(forge.output_path("summary.csv"), "w", newline="") as f:
+    writer = csv.writer(f)
+    writer.writerow(["region", "total"])
+    writer.writerows(sorted(totals.items()))
+forge.charts.bar(sorted(totals), [totals[k] for k in sorted(totals)], title="Totals", path="charts/totals.svg")
+forge.result(totals)
+"#;
+
+#[test]
+fn a_csv_analysis_publishes_its_outputs_with_provenance() {
+    let sandbox = Sandbox::new();
+    let csv = sandbox.script("sales.csv", "region,amount\nnorth,10\nsouth,20\nnorth,5\n");
+    let out = sandbox.dir.path().join("out");
+    let run = run_py(
+        &sandbox,
+        ANALYSIS,
+        &[
+            "--input",
+            csv.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    let report = run.report();
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    assert_eq!(report["engine"], "python-cpython");
+    assert_eq!(report["value"], json!({"north": 15, "south": 20}));
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.csv")).expect("summary"),
+        "region,total\r\nnorth,15\r\nsouth,20\r\n"
+    );
+    let svg = std::fs::read_to_string(out.join("charts/totals.svg")).expect("chart");
+    assert!(svg.starts_with("<svg") && svg.contains("Totals"), "{svg}");
+    assert!(
+        !svg.contains("<script") && !svg.contains("https://"),
+        "standalone, no network"
+    );
+    let provenance: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("provenance.json")).expect("provenance"))
+            .expect("json");
+    assert_eq!(provenance["engine"], "python-cpython");
+    assert_eq!(provenance["engine_sha256"], report["engine_sha256"]);
+    assert_eq!(provenance["status"], "succeeded");
+    let sha = sha256_of(&std::fs::read(&csv).expect("csv"));
+    assert_eq!(
+        provenance["inputs"],
+        json!([{"name": "sales.csv", "size": 40, "sha256": sha}])
+    );
+    assert_eq!(provenance["script_sha256"], sha256_of(ANALYSIS.as_bytes()));
+    let outputs: Vec<&str> = provenance["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .filter_map(|o| o["path"].as_str())
+        .collect();
+    assert_eq!(outputs, ["charts/totals.svg", "summary.csv"]);
+    assert!(provenance["limits"]["memory_bytes"].is_u64() && provenance["wall_ms"].is_u64());
+}
+
+fn sha256_of(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[test]
+fn outputs_are_published_only_on_success_unless_asked() {
+    let sandbox = Sandbox::new();
+    let script = "import forge\nopen(forge.output_path('partial.txt'), 'w').write('half')\nraise RuntimeError('failed midway')\n";
+    let out = sandbox.dir.path().join("out");
+    let out_arg = out.to_str().expect("utf-8");
+    let failed = run_py(&sandbox, script, &["--out", out_arg]);
+    assert_eq!(failed.error_code(), "SCRIPT_RUNTIME");
+    assert!(!out.exists(), "nothing is published for a failed run");
+    let kept = run_py(&sandbox, script, &["--out", out_arg, "--publish-on-error"]);
+    assert_eq!(kept.status(), "failed");
+    assert_eq!(
+        std::fs::read_to_string(out.join("partial.txt")).expect("published"),
+        "half"
+    );
+    let provenance = std::fs::read_to_string(out.join("provenance.json")).expect("provenance");
+    assert!(provenance.contains("\"failed\"") && provenance.contains("SCRIPT_RUNTIME"));
+}
+
+#[test]
+fn a_run_without_out_publishes_to_forge_out_only_when_it_wrote_files() {
+    let sandbox = Sandbox::new();
+    let quiet = run_py(&sandbox, "import forge\nforge.result(1)\n", &[]);
+    assert_eq!(quiet.status(), "succeeded");
+    assert!(!sandbox.dir.path().join("forge-out").exists());
+    let writer = run_py(
+        &sandbox,
+        "import forge\nopen(forge.output_path('a.txt'), 'w').write('x')\n",
+        &[],
+    );
+    let id = writer.report()["id"].as_str().expect("id").to_string();
+    let published = sandbox.dir.path().join("forge-out").join(&id);
+    assert_eq!(
+        std::fs::read_to_string(published.join("a.txt")).expect("published"),
+        "x"
+    );
+    assert_eq!(writer.report()["out_dir"], format!("forge-out/{id}"));
+}
+
+#[test]
+fn invalid_outputs_are_rejected_and_nothing_partial_is_left() {
+    let sandbox = Sandbox::new();
+    let out = sandbox.dir.path().join("out");
+    let out_arg = out.to_str().expect("utf-8");
+    let cases = [
+        (
+            "import forge\nopen(forge.output_path('big.bin'), 'w').write('x' * 4096)\n",
+            vec!["--max-file-bytes", "1KiB"],
+            "big.bin",
+        ),
+        (
+            "import forge\nopen(forge.output_path('bad\\x01name'), 'w').write('x')\n",
+            vec![],
+            "bad",
+        ),
+        (
+            "import forge, json\njson.dump([{'path': 'missing.csv'}], open(forge.output_path('outputs.json'), 'w'))\n",
+            vec![],
+            "outputs.json",
+        ),
+        (
+            "import forge\nfor i in range(5): open(forge.output_path(f'f{i}.txt'), 'w').write('x')\n",
+            vec!["--max-files", "3"],
+            "over the limit",
+        ),
+    ];
+    for (script, extra, culprit) in cases {
+        let mut args = vec!["--out", out_arg];
+        args.extend(extra);
+        let run = run_py(&sandbox, script, &args);
+        assert_eq!(
+            run.error_code(),
+            "PUBLICATION_REJECTED",
+            "{script}: {}",
+            run.stdout()
+        );
+        let message = run.report()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(culprit), "{message}");
+        assert!(!out.exists(), "{script}: nothing published");
+        let leftovers: Vec<_> = std::fs::read_dir(sandbox.dir.path())
+            .expect("read")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("forge-staging"))
+            .collect();
+        assert!(leftovers.is_empty(), "no staging folder left");
+    }
+}
+
+#[test]
+fn a_publication_failure_commits_no_state() {
+    let sandbox = Sandbox::new();
+    let out = sandbox.dir.path().join("out");
+    let script = "import forge\nforge.state.set('n', 1)\nopen(forge.output_path('big.bin'), 'w').write('x' * 4096)\n";
+    let run = run_py(
+        &sandbox,
+        script,
+        &[
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--max-file-bytes",
+            "1KiB",
+            "--session",
+            "p",
+        ],
+    );
+    assert_eq!(run.error_code(), "PUBLICATION_REJECTED");
+    let check = run_py(
+        &sandbox,
+        "import forge\nforge.result(forge.state.get('n'))\n",
+        &["--session", "p"],
+    );
+    assert_eq!(check.report()["value"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_foreign_out_folder_is_refused_before_running() {
+    let sandbox = Sandbox::new();
+    let out = sandbox.dir.path().join("mine");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(out.join("precious.txt"), "keep").expect("write");
+    let run = run_py(
+        &sandbox,
+        "import forge\nforge.result(1)\n",
+        &["--out", out.to_str().expect("utf-8")],
+    );
+    assert_eq!(run.code(), 2);
+    assert_eq!(
+        std::fs::read_to_string(out.join("precious.txt")).expect("kept"),
+        "keep"
+    );
+}
+
+#[test]
+fn state_is_shared_between_javascript_and_python_in_one_session() {
+    let sandbox = Sandbox::new();
+    let js = sandbox.run_js(
+        "state.set('greeting', {from: 'js', n: 1}); return 'set';",
+        &["--session", "mixed"],
+    );
+    assert_eq!(js.status(), "succeeded");
+    let py = run_py(
+        &sandbox,
+        "import forge\ng = forge.state.get('greeting')\nforge.state.set('reply', {'from': 'python', 'saw': g})\nforge.result(g)\n",
+        &["--session", "mixed"],
+    );
+    assert_eq!(py.report()["value"], json!({"from": "js", "n": 1}));
+    let back = sandbox.run_js("return state.get('reply');", &["--session", "mixed"]);
+    assert_eq!(
+        back.report()["value"],
+        json!({"from": "python", "saw": {"from": "js", "n": 1}})
+    );
+}
+
+#[test]
+fn folder_inputs_keep_their_tree_and_are_listed_with_hashes() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.dir.path().join("dataset");
+    std::fs::create_dir_all(data.join("nested")).expect("mkdir");
+    std::fs::write(data.join("a.txt"), "alpha").expect("write");
+    std::fs::write(data.join("nested/b.jsonl"), "{\"k\": 1}\n{\"k\": 2}\n").expect("write");
+    let script = "import forge\nforge.result({'inputs': [(i['name'], i['size']) for i in forge.inputs()], 'rows': forge.read_table('dataset/nested/b.jsonl')})\n";
+    let run = run_py(
+        &sandbox,
+        script,
+        &["--input", data.to_str().expect("utf-8")],
+    );
+    assert_eq!(
+        run.report()["value"],
+        json!({"inputs": [["dataset/a.txt", 5], ["dataset/nested/b.jsonl", 18]], "rows": [{"k": 1}, {"k": 2}]})
+    );
+}
+
+#[test]
+fn an_input_holding_the_data_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    let run = run_py(
+        &sandbox,
+        "import forge\nforge.result(1)\n",
+        &["--input", sandbox.dir.path().to_str().expect("utf-8")],
+    );
+    assert_eq!(run.code(), 2, "{}", run.stdout());
+    assert_eq!(run.report()["error"]["code"], "INVALID_INPUT");
+}
+
+#[test]
+fn sqlite_and_tsv_inputs_read_as_tables() {
+    let sandbox = Sandbox::new();
+    let tsv = sandbox.script("t.tsv", "name\tscore\nada\t3.5\nken\t\n");
+    let db = super::util::repo().join("examples/data/shop.sqlite");
+    let script = "import forge\nforge.result([forge.read_table('t.tsv'), len(forge.read_table('shop.sqlite', table='orders'))])\n";
+    let run = run_py(
+        &sandbox,
+        script,
+        &[
+            "--input",
+            tsv.to_str().expect("utf-8"),
+            "--input",
+            db.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(
+        run.report()["value"],
+        json!([[{"name": "ada", "score": 3.5}, {"name": "ken", "score": null}], 60])
+    );
+}
+
+#[test]
+fn random_differs_between_runs() {
+    let sandbox = Sandbox::new();
+    let script = "import forge, random, os\nforge.result([random.random(), os.urandom(8).hex()])\n";
+    let first = run_py(&sandbox, script, &[]).report()["value"].clone();
+    let second = run_py(&sandbox, script, &[]).report()["value"].clone();
+    assert_ne!(first[0], second[0], "random is reseeded on every run");
+    assert_ne!(first[1], second[1]);
+}
+
+#[test]
+fn gather_runs_python_calls_concurrently() {
+    let sandbox = Sandbox::new();
+    let script = "import forge\nforge.result(forge.gather([('sleep', {'ms': 600})] * 4))\n";
+    let concurrent = run_py(&sandbox, script, &["--timeout", "1500ms"]);
+    assert_eq!(concurrent.status(), "succeeded", "{}", concurrent.stdout());
+    let serial = run_py(
+        &sandbox,
+        script,
+        &["--timeout", "1500ms", "--max-concurrency", "1"],
+    );
+    assert_eq!(serial.status(), "timed_out");
+}

@@ -1,0 +1,114 @@
+//! The CPython engine: a Python venv with the pinned componentize-py, and the component build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use crate::components::publish;
+use crate::setup::apt_install;
+use crate::{Result, run, workspace_root};
+
+/// The pinned build tool (also pinned by hash in `components/python/requirements.txt`).
+const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+
+fn venv_dir() -> PathBuf {
+    workspace_root().join("target/python-venv")
+}
+
+fn componentize_py() -> PathBuf {
+    venv_dir().join("bin/componentize-py")
+}
+
+fn installed_version() -> Option<String> {
+    let out = Command::new(componentize_py())
+        .arg("--version")
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A venv holding the pinned componentize-py, created when missing.
+pub fn venv() -> Result {
+    if installed_version().is_some_and(|v| v.ends_with(COMPONENTIZE_PY_VERSION)) {
+        return Ok(());
+    }
+    let dir = venv_dir();
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    eprintln!(
+        "xtask: creating a Python venv with componentize-py {COMPONENTIZE_PY_VERSION} in {}",
+        dir.display()
+    );
+    let create = |dir: &Path| {
+        run(Command::new(&python)
+            .args(["-m", "venv", "--clear"])
+            .arg(dir))
+    };
+    if create(&dir).is_err() {
+        // Debian ships ensurepip separately.
+        apt_install(&["python3-venv"])?;
+        create(&dir)?;
+    }
+    let requirements = workspace_root().join("components/python/requirements.txt");
+    run(Command::new(dir.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--require-hashes",
+            "-r",
+        ])
+        .arg(requirements))
+}
+
+fn newest_mtime(path: &Path) -> SystemTime {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return SystemTime::UNIX_EPOCH;
+    };
+    let mut newest = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            if name == "__pycache__" {
+                continue;
+            }
+            newest = newest.max(newest_mtime(&entry.path()));
+        }
+    }
+    newest
+}
+
+/// Builds `python-cpython.wasm` (when its sources changed) and publishes it.
+pub fn build_python() -> Result {
+    let root = workspace_root();
+    let output = root.join("target/wasm-python/python-cpython.wasm");
+    let sources = [root.join("wit"), root.join("components/python")];
+    let fresh = std::fs::metadata(&output)
+        .and_then(|m| m.modified())
+        .is_ok_and(|built| sources.iter().all(|s| newest_mtime(s) <= built));
+    if !fresh {
+        venv()?;
+        if let Some(parent) = output.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        let partial = output.with_extension("wasm.partial");
+        run(Command::new(componentize_py())
+            .current_dir(&root)
+            .args([
+                "-q",
+                "-d",
+                "wit",
+                "-w",
+                "script-engine",
+                "componentize",
+                "app",
+                "-p",
+                "components/python",
+                "-o",
+            ])
+            .arg(&partial))?;
+        std::fs::rename(&partial, &output).map_err(|e| format!("{}: {e}", output.display()))?;
+    }
+    publish(&output, "python-cpython.wasm")
+}
