@@ -1,118 +1,142 @@
-//! Measures the warm per-execution overhead of the library API and a CPU-bound script, and
-//! prints one JSON object. `cargo xtask bench` runs it next to the other measurements.
+//! Measures forge-host through its library API and prints one JSON object (milliseconds):
+//! engine compile and cached load, warm per-execution overhead, CPU-bound scripts and tool-call
+//! round trips, for every engine. `cargo xtask bench` runs it next to the peers.
 //!
 //! Usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use forge_host::engines::Cache;
 use forge_host::{DataDir, ExecutionRequest, Kernel};
+use serde_json::{Map, Value, json};
 
-fn percentile(samples: &mut [Duration], p: f64) -> f64 {
+fn p50(mut samples: Vec<Duration>) -> f64 {
     samples.sort();
-    let index = ((samples.len() - 1) as f64 * p).round() as usize;
-    samples[index].as_secs_f64() * 1000.0
+    samples[(samples.len() - 1) / 2].as_secs_f64() * 1000.0
+}
+
+async fn time_runs(
+    kernel: &Kernel,
+    request: &ExecutionRequest,
+    runs: usize,
+) -> Result<f64, forge_host::Error> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let report = kernel.run(request.clone()).await?;
+        samples.push(started.elapsed());
+        assert!(report.succeeded(), "{:?}", report.error);
+    }
+    Ok(p50(samples))
+}
+
+/// Compile with an empty cache (in a directory holding only this engine), then load the cached
+/// form in a fresh registry.
+async fn loading(
+    engines: &Path,
+    data: &Path,
+    cache: &Path,
+    id: &str,
+) -> Result<(f64, f64), Box<dyn std::error::Error>> {
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(engines.join("engines.lock"))?)?;
+    let file = format!("{id}.wasm");
+    let pinned = lock["engines"]
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["file"] == file.as_str()))
+        .ok_or("engine not in engines.lock")?;
+    let alone = data.join(format!("engine-{id}"));
+    std::fs::create_dir_all(&alone)?;
+    std::fs::copy(engines.join(&file), alone.join(&file))?;
+    std::fs::write(
+        alone.join("engines.lock"),
+        json!({ "engines": [pinned] }).to_string(),
+    )?;
+    let cache = cache.join(id);
+    let started = Instant::now();
+    let cold = Kernel::builder(DataDir::new(data.join(format!("cold-{id}"))))
+        .engine_dirs(vec![alone.clone()])
+        .cache(Cache::new(&cache))
+        .build()
+        .await;
+    let entry = cold.engines().by_id(id)?.clone();
+    cold.engines().load(&entry, false).await?;
+    let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let warm = Kernel::builder(DataDir::new(data.join(format!("warm-{id}"))))
+        .engine_dirs(vec![alone])
+        .cache(Cache::new(&cache))
+        .build()
+        .await;
+    let (_, timing) = warm.engines().load(&entry, false).await?;
+    assert!(!timing.compiled, "the second registry maps the cached file");
+    Ok((compile_ms, timing.elapsed.as_secs_f64() * 1000.0))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let engines = PathBuf::from(args.next().ok_or("usage: bench ENGINES_DIR DATA_DIR")?);
-    let data = PathBuf::from(args.next().ok_or("usage: bench ENGINES_DIR DATA_DIR")?);
     let usage = "usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR";
+    let mut args = std::env::args().skip(1);
+    let engines = PathBuf::from(args.next().ok_or(usage)?);
+    let data = PathBuf::from(args.next().ok_or(usage)?);
     let cold_cache = PathBuf::from(args.next().ok_or(usage)?);
+    let mut out = Map::new();
 
-    // Cold: nothing cached, the component is compiled (and described) once.
-    let started = Instant::now();
-    let cold = Kernel::builder(DataDir::new(data.join("cold")))
-        .engine_dirs(vec![engines.clone()])
-        .cache(forge_host::engines::Cache::new(&cold_cache))
-        .build()
-        .await;
-    let entry = cold.engines().by_id("javascript-quickjs")?.clone();
-    let (_, timing) = cold.engines().load(&entry, false)?;
-    let cold_compile_ms = started.elapsed().as_secs_f64() * 1000.0;
-    assert!(
-        !timing.compiled,
-        "describe() already compiled it during discovery"
-    );
+    let (js_compile, js_load) = loading(&engines, &data, &cold_cache, "javascript-quickjs").await?;
+    let (py_compile, py_load) = loading(&engines, &data, &cold_cache, "python-cpython").await?;
+    out.insert("component_cold_compile_ms".into(), json!(js_compile));
+    out.insert("component_cached_load_ms".into(), json!(js_load));
+    out.insert("python_component_cold_compile_ms".into(), json!(py_compile));
+    out.insert("python_component_cached_load_ms".into(), json!(py_load));
 
-    // Cached: a new registry maps the precompiled file, as a new process would.
-    let warm = Kernel::builder(DataDir::new(data.join("warm")))
-        .engine_dirs(vec![engines.clone()])
-        .cache(forge_host::engines::Cache::new(&cold_cache))
-        .build()
-        .await;
-    let (_, timing) = warm.engines().load(&entry, false)?;
-    assert!(!timing.compiled);
-    let cached_load_ms = timing.elapsed.as_secs_f64() * 1000.0;
-
-    let kernel = Kernel::builder(DataDir::new(data))
+    let kernel = Kernel::builder(DataDir::new(&data))
         .engine_dirs(vec![engines])
         .build()
         .await;
+    let js = |source: &str| ExecutionRequest::new(source, "bench.js");
+    let py = |source: &str| ExecutionRequest::new(source, "bench.py");
+    // Warm-up: the first run of each engine maps its precompiled file.
+    kernel.run(js("return 1")).await?;
+    kernel.run(py("import forge\nforge.result(1)\n")).await?;
 
-    // Warm-up: the first run maps the precompiled engine.
-    kernel
-        .run(ExecutionRequest::new("return 1", "warm.js"))
-        .await?;
-    let mut samples = Vec::new();
-    for _ in 0..300 {
-        let started = Instant::now();
-        let report = kernel
-            .run(ExecutionRequest::new("return 1", "warm.js"))
-            .await?;
-        samples.push(started.elapsed());
-        assert!(report.succeeded());
-    }
-    let return_one_p50 = percentile(&mut samples, 0.5);
-    let return_one_p90 = percentile(&mut samples, 0.9);
-
-    let mut snap = Vec::new();
-    for _ in 0..300 {
-        let started = Instant::now();
-        kernel.state_store().snapshot("default")?;
-        snap.push(started.elapsed());
-    }
-    eprintln!("snapshot p50 {}", percentile(&mut snap, 0.5));
-    if std::env::var_os("BENCH_ONLY_RETURN_1").is_some() {
-        for _ in 0..3000 {
-            kernel
-                .run(ExecutionRequest::new("return 1", "warm.js"))
-                .await?;
-        }
+    if std::env::var_os("BENCH_PROFILE_RETURN_1").is_some() {
+        time_runs(&kernel, &js("return 1"), 5000).await?;
         return Ok(());
     }
-    let cpu = "let s = 0; for (let i = 1; i <= 10000000; i++) s += i; return s;";
-    let mut cpu_samples = Vec::new();
-    for _ in 0..3 {
-        let started = Instant::now();
-        kernel.run(ExecutionRequest::new(cpu, "cpu.js")).await?;
-        cpu_samples.push(started.elapsed());
-    }
-    let cpu_ms = percentile(&mut cpu_samples, 0.5);
-
-    let calls = "for (let i = 0; i < 1000; i++) await tools.call('echo', { i }); return 1;";
-    let mut call_samples = Vec::new();
-    for _ in 0..5 {
-        let mut request = ExecutionRequest::new(calls, "calls.js");
-        request.limits.max_tool_calls = 1000;
-        let started = Instant::now();
-        kernel.run(request).await?;
-        call_samples.push(started.elapsed());
-    }
-    let calls_ms = percentile(&mut call_samples, 0.5);
-
-    println!(
-        "{}",
-        serde_json::json!({
-            "component_cold_compile_ms": cold_compile_ms,
-            "component_cached_load_ms": cached_load_ms,
-            "library_return_1_p50_ms": return_one_p50,
-            "library_return_1_p90_ms": return_one_p90,
-            "cpu_sum_1e7_ms": cpu_ms,
-            "echo_calls_1000_ms": calls_ms,
-        })
+    out.insert(
+        "library_return_1_p50_ms".into(),
+        json!(time_runs(&kernel, &js("return 1"), 300).await?),
     );
+    let cpu = "let s = 0; for (let i = 1; i <= 10000000; i++) s += i; return s;";
+    out.insert(
+        "cpu_sum_1e7_ms".into(),
+        json!(time_runs(&kernel, &js(cpu), 3).await?),
+    );
+    let mut calls = js("for (let i = 0; i < 1000; i++) await tools.call('echo', { i }); return 1;");
+    calls.limits.max_tool_calls = 1000;
+    out.insert(
+        "echo_calls_1000_ms".into(),
+        json!(time_runs(&kernel, &calls, 5).await?),
+    );
+
+    let result_one = py("import forge\nforge.result(1)\n");
+    out.insert(
+        "python_library_result_1_p50_ms".into(),
+        json!(time_runs(&kernel, &result_one, 100).await?),
+    );
+    let sum = py("import forge\nforge.result(sum(range(10**6)))\n");
+    out.insert(
+        "python_sum_range_1e6_run_ms".into(),
+        json!(time_runs(&kernel, &sum, 5).await?),
+    );
+    let mut py_calls =
+        py("import forge\nfor i in range(1000):\n    forge.call('echo', {'i': i})\n");
+    py_calls.limits.max_tool_calls = 1000;
+    out.insert(
+        "python_echo_calls_1000_ms".into(),
+        json!(time_runs(&kernel, &py_calls, 5).await?),
+    );
+
+    println!("{}", Value::Object(out));
     Ok(())
 }

@@ -2,8 +2,9 @@
 //! writes the raw numbers to `bench/runs/<date>-<machine>/results.json` and the ratios to
 //! `BENCHMARKS.md`.
 //!
-//! Peers: native QuickJS (the same rquickjs/QuickJS-ng, no sandbox), and QuickJS-in-WASM inside
-//! Node.js (quickjs-emscripten: a shared module, a fresh module per run, a Worker per run).
+//! Peers: native QuickJS (the same rquickjs/QuickJS-ng, no sandbox), QuickJS-in-WASM inside
+//! Node.js (quickjs-emscripten: a shared module, a fresh module per run, a Worker per run), a
+//! fresh `python3 -I` process, and Pyodide in Node.js.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -52,13 +53,15 @@ fn p50(mut samples: Vec<f64>) -> f64 {
 fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     let script = scratch.join("return1.js");
     std::fs::write(&script, "return 1").map_err(|e| e.to_string())?;
+    let py_script = scratch.join("result1.py");
+    std::fs::write(&py_script, "import forge\nforge.result(1)\n").map_err(|e| e.to_string())?;
     let binary = root.join("target/release/forge-host");
     let data = scratch.join("cli-data");
-    let once = |cache: &Path| -> Result<f64> {
+    let once_with = |script: &Path, cache: &Path| -> Result<f64> {
         let started = Instant::now();
         let status = Command::new(&binary)
             .args(["run"])
-            .arg(&script)
+            .arg(script)
             .arg("--data-dir")
             .arg(&data)
             .env("FORGE_HOST_CACHE_DIR", cache)
@@ -73,14 +76,34 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
         Ok(started.elapsed().as_secs_f64() * 1000.0)
     };
     let cache = scratch.join("cli-cache");
-    let cold = once(&cache)?;
+    let cold = once_with(&script, &cache)?;
     let mut warm = Vec::new();
     for _ in 0..40 {
-        warm.push(once(&cache)?);
+        warm.push(once_with(&script, &cache)?);
     }
     let mut numbers = Numbers::new();
     numbers.insert("cli_first_run_cold_cache_ms".into(), cold);
     numbers.insert("cli_return_1_p50_ms".into(), p50(warm));
+    numbers.insert(
+        "python_cli_first_run_cold_cache_ms".into(),
+        once_with(&py_script, &cache)?,
+    );
+    let mut warm = Vec::new();
+    for _ in 0..40 {
+        warm.push(once_with(&py_script, &cache)?);
+    }
+    numbers.insert("python_cli_result_1_p50_ms".into(), p50(warm));
+    // Native CPython, same loop, timed inside the process.
+    let native = capture(Command::new("/usr/bin/python3").args([
+        "-I",
+        "-c",
+        "import time\nbest = []\nfor _ in range(5):\n    t = time.perf_counter(); sum(range(10**6)); best.append(time.perf_counter() - t)\nprint(sorted(best)[2] * 1000)",
+    ]));
+    if let Ok(text) = native {
+        if let Ok(ms) = text.trim().parse::<f64>() {
+            numbers.insert("native_python_sum_range_1e6_ms".into(), ms);
+        }
+    }
     let mut python = Vec::new();
     for _ in 0..40 {
         let started = Instant::now();
@@ -104,14 +127,20 @@ fn node_numbers(root: &Path) -> Result<Numbers> {
         eprintln!("xtask: node is not installed; skipping the Node.js peers");
         return Ok(Numbers::new());
     }
-    if !dir.join("node_modules/quickjs-emscripten").exists() {
+    if !dir.join("node_modules/quickjs-emscripten").exists()
+        || !dir.join("node_modules/pyodide").exists()
+    {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&dir))?;
     }
-    Ok(json_numbers(&capture(
+    let mut numbers = json_numbers(&capture(
         Command::new("node").arg("bench.mjs").current_dir(&dir),
-    )?))
+    )?);
+    numbers.extend(json_numbers(&capture(
+        Command::new("node").arg("pyodide.mjs").current_dir(&dir),
+    )?));
+    Ok(numbers)
 }
 
 fn ratio(numbers: &Numbers, a: &str, b: &str) -> String {
@@ -127,93 +156,172 @@ fn ms(numbers: &Numbers, key: &str) -> String {
         .map_or("n/a".into(), |v| format!("{v:.3} ms"))
 }
 
-fn markdown(numbers: &Numbers, machine: &str, date: &str, component_bytes: u64) -> String {
-    let row = |what: &str, ours: &str, peer_name: &str, peer: &str| {
-        format!(
-            "| {what} | {} | {peer_name} | {} | {} |\n",
-            ms(numbers, ours),
-            ms(numbers, peer),
-            ratio(numbers, ours, peer)
-        )
-    };
-    let mut text = String::new();
-    text.push_str("# Benchmarks\n\n");
-    text.push_str(&format!(
-        "Measured by `cargo xtask bench` in one run on {machine}, {date}. Raw numbers: \
-         `bench/runs/{date}-{machine}/results.json`. Ratio = forge-host / peer (below 1 is faster).\n\n"
-    ));
-    text.push_str("## JavaScript (QuickJS)\n\n");
-    text.push_str("| measure | forge-host | peer | peer time | ratio |\n|---|---|---|---|---|\n");
-    text.push_str(&row(
+/// One table row: forge-host's number, a peer's, and their ratio.
+fn row(numbers: &Numbers, what: &str, ours: &str, peer_name: &str, peer: &str) -> String {
+    format!(
+        "| {what} | {} | {peer_name} | {} | {} |\n",
+        ms(numbers, ours),
+        ms(numbers, peer),
+        ratio(numbers, ours, peer)
+    )
+}
+
+const TABLE_HEAD: &str =
+    "| measure | forge-host | peer | peer time | ratio |\n|---|---|---|---|---|\n";
+
+/// (measure, our key, peer, peer key) for the JavaScript table.
+const JS_ROWS: [(&str, &str, &str, &str); 7] = [
+    (
         "warm `return 1`, library API",
         "library_return_1_p50_ms",
         "QuickJS-wasm in Node, fresh module per run",
         "node_fresh_module_return_1_p50_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "warm `return 1`, library API",
         "library_return_1_p50_ms",
         "QuickJS-wasm in Node, Worker per run",
         "node_worker_per_run_p50_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "warm `return 1`, library API",
         "library_return_1_p50_ms",
-        "QuickJS-wasm in Node, shared module (no memory isolation)",
+        "QuickJS-wasm in Node, shared module (no isolation)",
         "node_shared_module_return_1_p50_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "warm `return 1`, library API",
         "library_return_1_p50_ms",
         "native QuickJS, no sandbox",
         "native_return_1_p50_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "`forge-host run` process, `return 1`",
         "cli_return_1_p50_ms",
         "`python3 -I -c 'print(1)'` process",
         "python3_process_print_1_p50_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "sum 1..1e7 (CPU-bound)",
         "cpu_sum_1e7_ms",
         "native QuickJS",
         "native_cpu_sum_1e7_ms",
-    ));
-    text.push_str(&row(
+    ),
+    (
         "sum 1..1e7 (CPU-bound)",
         "cpu_sum_1e7_ms",
         "QuickJS-wasm in Node",
         "node_cpu_sum_1e7_ms",
-    ));
-    text.push_str("\n## Engine loading\n\n| measure | value |\n|---|---|\n");
+    ),
+];
+
+/// The Python table.
+const PY_ROWS: [(&str, &str, &str, &str); 6] = [
+    (
+        "warm `forge.result(1)`, library API",
+        "python_library_result_1_p50_ms",
+        "`python3 -I` process",
+        "python3_process_print_1_p50_ms",
+    ),
+    (
+        "warm `forge.result(1)`, library API",
+        "python_library_result_1_p50_ms",
+        "Pyodide in Node, warm shared interpreter (no isolation)",
+        "pyodide_warm_run_1_p50_ms",
+    ),
+    (
+        "`forge-host run` process, `forge.result(1)`",
+        "python_cli_result_1_p50_ms",
+        "`python3 -I` process",
+        "python3_process_print_1_p50_ms",
+    ),
+    (
+        "`forge-host run` process, `forge.result(1)`",
+        "python_cli_result_1_p50_ms",
+        "Pyodide cold load in Node",
+        "pyodide_cold_load_ms",
+    ),
+    (
+        "`sum(range(10**6))`: whole run vs the loop alone",
+        "python_sum_range_1e6_run_ms",
+        "native CPython, loop alone",
+        "native_python_sum_range_1e6_ms",
+    ),
+    (
+        "`sum(range(10**6))`: whole run vs the loop alone",
+        "python_sum_range_1e6_run_ms",
+        "Pyodide, loop alone",
+        "pyodide_sum_range_1e6_ms",
+    ),
+];
+
+/// Single values.
+const VALUES: [(&str, &str); 8] = [
+    (
+        "QuickJS: cold compile + describe (once per component and wasmtime config)",
+        "component_cold_compile_ms",
+    ),
+    (
+        "QuickJS: load of the cached precompiled component",
+        "component_cached_load_ms",
+    ),
+    (
+        "QuickJS: first `forge-host run` with an empty cache (process)",
+        "cli_first_run_cold_cache_ms",
+    ),
+    (
+        "CPython: hash + cold compile + describe",
+        "python_component_cold_compile_ms",
+    ),
+    (
+        "CPython: load of the cached precompiled component",
+        "python_component_cached_load_ms",
+    ),
+    (
+        "JavaScript: 1000 sequential `echo` tool calls in one script",
+        "echo_calls_1000_ms",
+    ),
+    (
+        "Python: 1000 sequential `echo` tool calls in one script",
+        "python_echo_calls_1000_ms",
+    ),
+    ("Pyodide: cold load in Node", "pyodide_cold_load_ms"),
+];
+
+fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)]) -> String {
+    let mut text = String::from("# Benchmarks\n\n");
     text.push_str(&format!(
-        "| QuickJS component size | {component_bytes} bytes |\n"
+        "Measured by `cargo xtask bench` in one run on {machine}, {date}. Raw numbers: \
+         `bench/runs/{date}-{machine}/results.json`. Ratio = forge-host / peer (below 1 is faster).\n\n"
     ));
-    for (label, key) in [
-        (
-            "cold compile + describe (once per component and wasmtime config)",
-            "component_cold_compile_ms",
-        ),
-        (
-            "load of the cached precompiled component",
-            "component_cached_load_ms",
-        ),
-        (
-            "first `forge-host run` with an empty cache (process)",
-            "cli_first_run_cold_cache_ms",
-        ),
-        (
-            "1000 sequential `echo` tool calls in one script",
-            "echo_calls_1000_ms",
-        ),
+    for (title, rows) in [
+        ("JavaScript (QuickJS)", &JS_ROWS[..]),
+        ("Python (CPython)", &PY_ROWS[..]),
     ] {
+        text.push_str(&format!("## {title}\n\n{TABLE_HEAD}"));
+        for (what, ours, peer_name, peer) in rows {
+            text.push_str(&row(numbers, what, ours, peer_name, peer));
+        }
+        text.push('\n');
+    }
+    text.push_str("## Engines and tool calls\n\n| measure | value |\n|---|---|\n");
+    for (name, bytes) in sizes {
+        text.push_str(&format!("| {name} component size | {bytes} bytes |\n"));
+    }
+    for (label, key) in VALUES {
         text.push_str(&format!("| {label} | {} |\n", ms(numbers, key)));
     }
+    if let Some(rss) = numbers.get("pyodide_rss_mib") {
+        text.push_str(&format!(
+            "| Pyodide: process RSS after loading | {rss:.0} MiB |\n"
+        ));
+    }
     text.push_str(
-        "\nNotes: the Node.js shared-module peer runs every script in one WASM instance whose \
-         memory limit does not cap bytes (FACTS), so it is not an isolation peer; the fresh-module \
-         and Worker peers are. Timings are medians (p50).\n",
+        "\nNotes: the Node.js shared-module peer and the warm Pyodide interpreter run every script \
+         in one shared WASM instance without a byte cap, so they are not isolation peers; the \
+         fresh-module, Worker, process and cold-load peers are. A forge-host library run includes \
+         a fresh instance, the job folders, the state snapshot and the report. Timings are \
+         medians (p50).\n",
     );
     text
 }
@@ -256,24 +364,28 @@ pub fn bench() -> Result {
         .unwrap_or_default()
         .trim()
         .to_string();
-    let component_bytes = std::fs::metadata(engines.join("javascript-quickjs.wasm"))
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let size = |file: &str| {
+        std::fs::metadata(engines.join(file))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
+    let sizes = [
+        ("QuickJS", size("javascript-quickjs.wasm")),
+        ("CPython", size("python-cpython.wasm")),
+    ];
     let run_dir = root.join("bench/runs").join(format!("{date}-{machine}"));
     std::fs::create_dir_all(&run_dir).map_err(|e| e.to_string())?;
-    let mut json = String::from("{\n");
+    numbers.insert("quickjs_component_bytes".into(), sizes[0].1 as f64);
+    numbers.insert("python_component_bytes".into(), sizes[1].1 as f64);
     let body: Vec<String> = numbers
         .iter()
         .map(|(k, v)| format!("  \"{k}\": {v}"))
         .collect();
-    json.push_str(&body.join(",\n"));
-    json.push_str(&format!(
-        ",\n  \"quickjs_component_bytes\": {component_bytes}\n}}\n"
-    ));
+    let json = format!("{{\n{}\n}}\n", body.join(",\n"));
     std::fs::write(run_dir.join("results.json"), &json).map_err(|e| e.to_string())?;
     std::fs::write(
         root.join("BENCHMARKS.md"),
-        markdown(&numbers, &machine, &date, component_bytes),
+        markdown(&numbers, &machine, &date, &sizes),
     )
     .map_err(|e| e.to_string())?;
     eprintln!("xtask: wrote BENCHMARKS.md and {}", run_dir.display());

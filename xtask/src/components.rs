@@ -7,13 +7,16 @@ use sha2::{Digest, Sha256};
 use crate::setup::{WASM_TARGET, wasi_sysroot};
 use crate::{Result, cargo, run, workspace_root};
 
-/// Adds or replaces `file` in `target/engines/engines.lock` with the sha256 of its bytes.
-pub fn publish(built: &Path, file: &str) -> Result {
+/// Adds or replaces engine `id` in `target/engines/engines.lock`: its file `<id>.wasm`, the
+/// sha256 of its bytes, and the extensions it runs (so that picking an engine for a file needs
+/// no other engine to be compiled first; the host checks them against `describe()`).
+pub fn publish(built: &Path, id: &str, extensions: &[&str]) -> Result {
     let engines = workspace_root().join("target/engines");
     std::fs::create_dir_all(&engines).map_err(|e| format!("{}: {e}", engines.display()))?;
     let bytes = std::fs::read(built).map_err(|e| format!("{}: {e}", built.display()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    let destination = engines.join(file);
+    let file = format!("{id}.wasm");
+    let destination = engines.join(&file);
     if std::fs::read(&destination).ok().as_deref() != Some(bytes.as_slice()) {
         std::fs::write(&destination, &bytes)
             .map_err(|e| format!("{}: {e}", destination.display()))?;
@@ -23,13 +26,15 @@ pub fn publish(built: &Path, file: &str) -> Result {
         .ok()
         .map(|text| parse_lock(&text))
         .unwrap_or_default();
-    entries.retain(|(name, _)| name != file);
-    entries.push((file.to_string(), sha256.clone()));
+    entries.retain(|(name, _)| *name != file);
+    let quoted: Vec<String> = extensions.iter().map(|e| format!("\"{e}\"")).collect();
+    let line = format!(
+        "    {{ \"file\": \"{file}\", \"sha256\": \"{sha256}\", \"id\": \"{id}\", \"extensions\": [{}] }}",
+        quoted.join(", ")
+    );
+    entries.push((file.clone(), line));
     entries.sort();
-    let body: Vec<String> = entries
-        .iter()
-        .map(|(name, sha)| format!("    {{ \"file\": \"{name}\", \"sha256\": \"{sha}\" }}"))
-        .collect();
+    let body: Vec<&str> = entries.iter().map(|(_, line)| line.as_str()).collect();
     let text = format!("{{\n  \"engines\": [\n{}\n  ]\n}}\n", body.join(",\n"));
     if std::fs::read_to_string(&lock_path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&lock_path, text).map_err(|e| format!("{}: {e}", lock_path.display()))?;
@@ -38,15 +43,15 @@ pub fn publish(built: &Path, file: &str) -> Result {
     Ok(())
 }
 
-/// The (file, sha256) pairs of a lock this module wrote.
+/// (file, line) of every engine in a lock this module wrote (one engine per line).
 fn parse_lock(text: &str) -> Vec<(String, String)> {
-    let field = |line: &str, name: &str| -> Option<String> {
-        let start = line.find(&format!("\"{name}\": \""))? + name.len() + 5;
+    let file = |line: &str| -> Option<String> {
+        let start = line.find("\"file\": \"")? + 9;
         let end = start + line[start..].find('"')?;
         Some(line[start..end].to_string())
     };
     text.lines()
-        .filter_map(|line| Some((field(line, "file")?, field(line, "sha256")?)))
+        .filter_map(|line| Some((file(line)?, line.trim_end_matches(',').to_string())))
         .collect()
 }
 
@@ -80,7 +85,7 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
 pub fn build_quickjs() -> Result {
     run(&mut quickjs_cargo("build")?)?;
     let built = workspace_root().join("target/wasm32-wasip2/release/forge_quickjs.wasm");
-    publish(&built, "javascript-quickjs.wasm")
+    publish(&built, "javascript-quickjs", &[".js", ".mjs", ".cjs"])
 }
 
 #[cfg(test)]
@@ -89,11 +94,9 @@ mod tests {
 
     #[test]
     fn reads_back_the_lock_it_writes() {
-        let text =
-            "{\n  \"engines\": [\n    { \"file\": \"a.wasm\", \"sha256\": \"00ff\" }\n  ]\n}\n";
-        assert_eq!(
-            parse_lock(text),
-            [("a.wasm".to_string(), "00ff".to_string())]
-        );
+        let line = r#"    { "file": "a.wasm", "sha256": "00ff", "id": "a", "extensions": [".a"] }"#;
+        let text = format!("{{\n  \"engines\": [\n{line},\n{line}\n  ]\n}}\n");
+        let expected = ("a.wasm".to_string(), line.to_string());
+        assert_eq!(parse_lock(&text), [expected.clone(), expected]);
     }
 }

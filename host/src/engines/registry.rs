@@ -40,6 +40,13 @@ pub struct LockedEngine {
     pub file: String,
     /// sha256 of its bytes, hex.
     pub sha256: String,
+    /// The engine id its `describe()` returns, when the lock knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The extensions it runs, when the lock knows them: the engine for a file is then chosen
+    /// without compiling the others. Checked against `describe()` when the engine is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
 }
 
 /// What an engine says about itself (its `describe()` answer).
@@ -64,7 +71,8 @@ pub struct EngineEntry {
     pub path: PathBuf,
     /// Its sha256 (verified against its directory's lock).
     pub sha256: String,
-    /// Its description.
+    /// Its description: its own `describe()` answer once it has been loaded, until then what
+    /// its lock says.
     pub description: EngineDescription,
 }
 
@@ -169,31 +177,55 @@ impl EngineRegistry {
                 pinned.sha256
             )));
         }
+        let info_path = self.cache.info_path(&sha256);
+        let cached = fs::read(&info_path)
+            .ok()
+            .and_then(|text| serde_json::from_slice::<EngineDescription>(&text).ok());
         let mut entry = EngineEntry {
             path,
             sha256,
-            description: EngineDescription {
-                id: String::new(),
-                language: String::new(),
-                version: String::new(),
-                extensions: Vec::new(),
-                capabilities: Vec::new(),
+            description: match (cached, &pinned.id, &pinned.extensions) {
+                (Some(description), Some(id), _) if description.id != *id => {
+                    return Err(Error::engine_unavailable(format!(
+                        "{} describes itself as `{}`, but {LOCK_FILE} says `{id}`",
+                        dir.join(&pinned.file).display(),
+                        description.id
+                    )));
+                }
+                (Some(description), _, _) => description,
+                // Not described yet: trust the lock for choosing, check at the first load.
+                (None, Some(id), Some(extensions)) => EngineDescription {
+                    id: id.clone(),
+                    language: String::new(),
+                    version: String::new(),
+                    extensions: extensions.clone(),
+                    capabilities: Vec::new(),
+                },
+                (None, _, _) => EngineDescription {
+                    id: String::new(),
+                    language: String::new(),
+                    version: String::new(),
+                    extensions: Vec::new(),
+                    capabilities: Vec::new(),
+                },
             },
         };
-        let info_path = self.cache.info_path(&entry.sha256);
-        if let Some(description) = fs::read(&info_path)
-            .ok()
-            .and_then(|text| serde_json::from_slice(&text).ok())
-        {
-            entry.description = description;
-            return Ok(entry);
-        }
-        let (pre, _) = self.load(&entry, false)?;
-        entry.description = super::describe(&pre).await?;
-        if let Ok(text) = serde_json::to_vec_pretty(&entry.description) {
-            self.cache.write_atomic(&info_path, &text)?;
+        if entry.description.id.is_empty() {
+            self.load(&entry, false).await?;
+            entry.description = self.described(&entry)?;
         }
         Ok(entry)
+    }
+
+    /// The `describe()` answer cached when `entry` was first loaded.
+    fn described(&self, entry: &EngineEntry) -> Result<EngineDescription> {
+        let path = self.cache.info_path(&entry.sha256);
+        fs::read(&path)
+            .ok()
+            .and_then(|text| serde_json::from_slice(&text).ok())
+            .ok_or_else(|| {
+                Error::engine_unavailable(format!("{} was never described", entry.path.display()))
+            })
     }
 
     /// The verified engines.
@@ -277,8 +309,10 @@ impl EngineRegistry {
         }
     }
 
-    /// The instantiable form of `entry` for the fuel setting, compiling it on first use.
-    pub fn load(
+    /// The instantiable form of `entry` for the fuel setting, compiling it on first use. The
+    /// first load of a component also asks it to describe itself, and refuses it when it is not
+    /// the engine its lock says.
+    pub async fn load(
         &self,
         entry: &EngineEntry,
         fuel: bool,
@@ -312,6 +346,21 @@ impl EngineRegistry {
             compiled,
             elapsed: started.elapsed(),
         };
+        let info_path = self.cache.info_path(&entry.sha256);
+        if !info_path.exists() {
+            let description = super::describe(&pre).await?;
+            if !entry.description.id.is_empty() && description.id != entry.description.id {
+                return Err(Error::engine_unavailable(format!(
+                    "{} describes itself as `{}`, but its lock says `{}`",
+                    entry.path.display(),
+                    description.id,
+                    entry.description.id
+                )));
+            }
+            if let Ok(text) = serde_json::to_vec_pretty(&description) {
+                self.cache.write_atomic(&info_path, &text)?;
+            }
+        }
         if let Ok(mut loaded) = self.loaded.lock() {
             loaded.insert(key, pre.clone());
         }

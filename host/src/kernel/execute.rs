@@ -150,7 +150,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     let limits = &request.limits;
 
     advance(&mut life, ExecutionState::Preparing);
-    let (pre, _) = kernel.registry.load(entry, limits.fuel.is_some())?;
+    let (pre, _) = kernel.registry.load(entry, limits.fuel.is_some()).await?;
     let job = JobDir::create(
         kernel.data_dir.root().join("jobs").join(&id),
         request.keep_job,

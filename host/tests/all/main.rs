@@ -138,3 +138,100 @@ async fn embedder_tools_are_callable_and_gated_by_their_effect() {
     assert_eq!(report.calls.len(), 1);
     assert_eq!(report.calls[0].input_sha256.len(), 64);
 }
+
+/// A copy of the built engines in a scratch folder, with its lock rewritten by `edit`.
+fn engines_copy(edit: impl Fn(&mut serde_json::Value)) -> tempfile::TempDir {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/engines");
+    let copy = tempfile::tempdir().expect("tempdir");
+    for entry in std::fs::read_dir(&built).expect("engines") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, copy.path().join(path.file_name().expect("name"))).expect("copy");
+    }
+    let lock_path = copy.path().join("engines.lock");
+    let mut lock: Value =
+        serde_json::from_slice(&std::fs::read(&lock_path).expect("lock")).expect("json");
+    edit(&mut lock);
+    std::fs::write(&lock_path, lock.to_string()).expect("write lock");
+    copy
+}
+
+async fn kernel_over(engines: &Path, data: &Path, cache: &Path) -> Kernel {
+    Kernel::builder(DataDir::new(data))
+        .engine_dirs(vec![engines.to_path_buf()])
+        .cache(forge_host::engines::Cache::new(cache))
+        .build()
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_whose_bytes_do_not_match_its_pin_is_refused() {
+    let engines = engines_copy(|lock| {
+        lock["engines"][0]["sha256"] = json!("0".repeat(64));
+    });
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let kernel = kernel_over(
+        engines.path(),
+        &scratch.path().join("data"),
+        &scratch.path().join("cache"),
+    )
+    .await;
+    assert!(
+        kernel
+            .engines()
+            .problems()
+            .iter()
+            .any(|p| p.contains("sha256")),
+        "{:?}",
+        kernel.engines().problems()
+    );
+    let error = kernel.run(js("return 1")).await.expect_err("no engine");
+    assert_eq!(error.code, ErrorCode::EngineUnavailable);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_that_is_not_what_its_lock_says_is_refused_at_load() {
+    let engines = engines_copy(|lock| {
+        let quickjs = lock["engines"]
+            .as_array_mut()
+            .and_then(|all| all.iter_mut().find(|e| e["id"] == "javascript-quickjs"))
+            .expect("quickjs in the lock");
+        quickjs["id"] = json!("javascript-impostor");
+    });
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let kernel = kernel_over(
+        engines.path(),
+        &scratch.path().join("data"),
+        &scratch.path().join("cache"),
+    )
+    .await;
+    let error = kernel.run(js("return 1")).await.expect_err("refused");
+    assert_eq!(error.code, ErrorCode::EngineUnavailable);
+    assert!(
+        error.message.contains("javascript-impostor"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_run_compiles_only_the_engine_it_needs_and_later_ones_compile_nothing() {
+    let engines = engines_copy(|_| {});
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let cache = scratch.path().join("cache");
+    let kernel = kernel_over(engines.path(), &scratch.path().join("data"), &cache).await;
+    kernel.run(js("return 1")).await.expect("runs");
+    let compiled: Vec<String> = std::fs::read_dir(cache.join("compiled"))
+        .expect("compiled")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".cwasm"))
+        .collect();
+    assert_eq!(compiled.len(), 1, "only QuickJS was compiled: {compiled:?}");
+    let again = kernel_over(engines.path(), &scratch.path().join("data"), &cache).await;
+    let entry = again
+        .engines()
+        .by_id("javascript-quickjs")
+        .expect("engine")
+        .clone();
+    let (_, timing) = again.engines().load(&entry, false).await.expect("loads");
+    assert!(!timing.compiled, "a new registry maps the cached file");
+}
