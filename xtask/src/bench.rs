@@ -99,10 +99,8 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
         "-c",
         "import time\nbest = []\nfor _ in range(5):\n    t = time.perf_counter(); sum(range(10**6)); best.append(time.perf_counter() - t)\nprint(sorted(best)[2] * 1000)",
     ]));
-    if let Ok(text) = native {
-        if let Ok(ms) = text.trim().parse::<f64>() {
-            numbers.insert("native_python_sum_range_1e6_ms".into(), ms);
-        }
+    if let Some(ms) = native.ok().and_then(|text| text.trim().parse::<f64>().ok()) {
+        numbers.insert("native_python_sum_range_1e6_ms".into(), ms);
     }
     let mut python = Vec::new();
     for _ in 0..40 {
