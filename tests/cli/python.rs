@@ -315,3 +315,51 @@ fn gather_runs_python_calls_concurrently() {
     );
     assert_eq!(serial.status(), "timed_out");
 }
+
+#[test]
+fn every_chart_kind_and_the_report_are_standalone_files() {
+    let sandbox = Sandbox::new();
+    let script = r#"
+import forge
+from forge import charts
+charts.bar(["north", "south"], [3, 5], title="Bars <&>", path="bar.svg")
+charts.line([1, 2, 3], {"a": [1, 4, 2], "b": [2, 2, 3]}, title="Lines", path="line.svg")
+charts.scatter([1, 2, 3], [3, 1, 2], title="Points", path="scatter.svg")
+charts.pie(["x", "y"], [1, 3], title="Shares", path="pie.svg")
+charts.report("Report", [("Bars", "bar.svg"), ("Table", charts.table([{"k": 1}]))])
+try:
+    charts.pie(["x"], [-1])
+except ValueError as e:
+    forge.result(str(e))
+"#;
+    let out = sandbox.dir.path().join("charts");
+    let run = run_py(&sandbox, script, &["--out", out.to_str().expect("utf-8")]);
+    assert_eq!(run.status(), "succeeded", "{}", run.stdout());
+    for (file, label) in [
+        ("bar.svg", "Bars &lt;&amp;&gt;"),
+        ("line.svg", "Lines"),
+        ("scatter.svg", "Points"),
+        ("pie.svg", "Shares"),
+    ] {
+        let svg = std::fs::read_to_string(out.join(file)).expect(file);
+        assert!(
+            svg.starts_with("<svg xmlns='http://www.w3.org/2000/svg'")
+                && svg.trim_end().ends_with("</svg>"),
+            "{file}"
+        );
+        assert!(svg.contains(label), "{file} has its escaped title");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report");
+    assert!(
+        html.contains("<svg")
+            && html.contains("<table>")
+            && !html.contains("<script")
+            && !html.contains("src=")
+    );
+    assert!(
+        run.report()["value"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("non-negative")
+    );
+}

@@ -156,7 +156,9 @@ def line(x, series, title="", path=None, width=640, height=400, x_label="", y_la
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x)
     positions = [float(v) for v in x] if numeric else list(range(len(x)))
     x_range = (min(positions), max(positions)) if positions else (0.0, 1.0)
-    axes = _Axes(width, height, [v for vs in series.values() for v in vs], x_range)
+    # Room for the legend under the title, and for the last x label on the right.
+    top = 56 if len(series) > 1 else 40
+    axes = _Axes(width, height, [v for vs in series.values() for v in vs], x_range, right=40, top=top)
     parts = [axes.grid(x_label, y_label)]
     if numeric:
         parts.append(axes.x_ticks())
@@ -180,7 +182,7 @@ def scatter(xs, ys, title="", path=None, width=640, height=400, x_label="", y_la
     if len(xs) != len(ys):
         raise ValueError("scatter(): xs and ys differ in length")
     x_range = (min(xs), max(xs)) if xs else (0.0, 1.0)
-    axes = _Axes(width, height, ys, x_range)
+    axes = _Axes(width, height, ys, x_range, right=40)
     parts = [axes.grid(x_label, y_label), axes.x_ticks()]
     for i, (x, y) in enumerate(zip(xs, ys)):
         tip = f"<title>{_esc(labels[i])}</title>" if labels else ""
