@@ -59,7 +59,7 @@ async fn loading(
         .engine_dirs(vec![alone.clone()])
         .cache(Cache::new(&cache))
         .build()
-        .await;
+        .await?;
     let entry = cold.engines().by_id(id)?.clone();
     cold.engines().load(&entry, false).await?;
     let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -67,7 +67,7 @@ async fn loading(
         .engine_dirs(vec![alone])
         .cache(Cache::new(&cache))
         .build()
-        .await;
+        .await?;
     let (_, timing) = warm.engines().load(&entry, false).await?;
     assert!(!timing.compiled, "the second registry maps the cached file");
     Ok((compile_ms, timing.elapsed.as_secs_f64() * 1000.0))
@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kernel = Kernel::builder(DataDir::new(&data))
         .engine_dirs(vec![engines])
         .build()
-        .await;
+        .await?;
     let js = |source: &str| ExecutionRequest::new(source, "bench.js");
     let py = |source: &str| ExecutionRequest::new(source, "bench.py");
     // Warm-up: the first run of each engine maps its precompiled file.

@@ -68,6 +68,57 @@ impl DataDir {
         self.root.join("forge.redb")
     }
 
+    /// The live task log of execution `id`.
+    pub fn log_path(&self, id: &str) -> PathBuf {
+        self.root.join("logs").join(format!("{id}.log"))
+    }
+
+    /// The job folder of execution `id`.
+    pub fn job_path(&self, id: &str) -> PathBuf {
+        self.root.join("jobs").join(id)
+    }
+
+    fn script_path(&self, sha256: &str) -> PathBuf {
+        self.root.join("scripts").join(sha256)
+    }
+
+    /// Keeps a script's source, content-addressed by its sha256 (what `rerun` runs again).
+    pub fn store_script(&self, sha256: &str, source: &str) -> Result<()> {
+        let path = self.script_path(sha256);
+        if path.exists() {
+            return Ok(());
+        }
+        let failed = |e: std::io::Error| {
+            Error::new(
+                ErrorCode::IsolateFailure,
+                format!("cannot store the script in {}: {e}", path.display()),
+            )
+        };
+        let dir = self.root.join("scripts");
+        std::fs::create_dir_all(&dir).map_err(failed)?;
+        let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(failed)?;
+        std::io::Write::write_all(&mut file, source.as_bytes()).map_err(failed)?;
+        file.persist(&path).map_err(|e| failed(e.error))?;
+        Ok(())
+    }
+
+    /// The source of the script with `sha256`, checked against its hash.
+    pub fn script(&self, sha256: &str) -> Result<String> {
+        let path = self.script_path(sha256);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::invalid_input(format!(
+                "the script {sha256} is not in the data directory: {e}"
+            ))
+        })?;
+        let actual = crate::engines::sha256_hex(text.as_bytes());
+        if actual != sha256 {
+            return Err(Error::invalid_input(format!(
+                "the stored script {sha256} was changed (sha256 {actual})"
+            )));
+        }
+        Ok(text)
+    }
+
     fn ensure(&self) -> Result<()> {
         std::fs::create_dir_all(&self.root).map_err(|e| {
             Error::invalid_input(format!(

@@ -11,6 +11,7 @@
 //! - [`state`]: session state with revisions and checked commits (SPEC §6).
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
+//! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
 //!
 //! Embedding:
@@ -30,6 +31,7 @@ pub mod datadir;
 pub mod engines;
 pub mod error;
 pub mod files;
+pub mod journal;
 pub mod kernel;
 pub mod limits;
 pub mod output;

@@ -1,6 +1,10 @@
 //! The `forge-host` command line: one file per subcommand, glue only.
 
+mod journal;
+mod logs;
+mod rerun;
 mod run;
+mod state;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +48,16 @@ impl DataDirArgs {
 enum Command {
     /// Run a script in the engine its extension picks, print its result.
     Run(run::RunArgs),
+    /// Run an earlier execution again: same script, engine, limits, session and inputs.
+    Rerun(rerun::RerunArgs),
+    /// What ran, how it ended, and its nested calls.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
+    /// The shared state of a session.
+    #[command(subcommand)]
+    State(state::StateCommand),
+    /// The live task log of an execution.
+    Logs(logs::LogsArgs),
 }
 
 /// Parses the command line and runs it.
@@ -62,6 +76,10 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(&cli.data, args).await,
+            Command::Rerun(args) => rerun::run(&cli.data, args).await,
+            Command::Journal(command) => journal::run(&cli.data, command),
+            Command::State(command) => state::run(&cli.data, command),
+            Command::Logs(args) => logs::run(&cli.data, args),
         }
     });
     match result {

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde_json::{Value, json};
 
 use super::DataDirArgs;
@@ -75,6 +74,9 @@ pub struct RunArgs {
     /// Bytes of one published file
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     pub max_file_bytes: u64,
+    /// The live task log on disk (forge-host logs ID)
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub max_log: u64,
     /// A file or folder the script reads (copied, hashed, read-only in /input); repeatable
     #[arg(long = "input", short = 'i', value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
@@ -119,6 +121,7 @@ impl RunArgs {
             max_publish_files: self.max_files,
             max_publish_bytes: self.max_files_bytes,
             max_publish_file_bytes: self.max_file_bytes,
+            max_log_bytes: self.max_log,
         }
     }
 }
@@ -182,9 +185,17 @@ fn progress_line(message: &str, completed: Option<f64>, total: Option<f64>) -> S
 /// Runs `forge-host run`.
 pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = execute(data, &args).await;
+    report_outcome(outcome, args.json)
+}
+
+/// Prints a run's report (or why it could not start) and picks the exit code.
+pub(super) fn report_outcome(
+    outcome: anyhow::Result<RunReport>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     match outcome {
-        Ok(report) => Ok(print_report(&report, args.json)),
-        Err(error) if args.json => {
+        Ok(report) => Ok(print_report(&report, json)),
+        Err(error) if json => {
             let error = error
                 .downcast::<Error>()
                 .unwrap_or_else(|e| Error::invalid_input(format!("{e:#}")));
@@ -198,6 +209,25 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
     }
 }
 
+/// Runs `request` on a kernel over `data`, cancelled by Ctrl-C, printing events as they happen.
+pub(super) async fn execute_request(
+    data: &DataDirArgs,
+    mut request: ExecutionRequest,
+    json: bool,
+) -> anyhow::Result<RunReport> {
+    let kernel = Kernel::builder(data.resolve()?).build().await?;
+    let cancel = CancelHandle::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    request.events = Some(printer(json));
+    request.cancel = Some(cancel);
+    Ok(kernel.run(request).await?)
+}
+
 async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport> {
     let source = std::fs::read(&args.file)
         .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", args.file.display())))?;
@@ -208,14 +238,6 @@ async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| args.file.display().to_string());
-    let kernel = Kernel::builder(data.resolve()?).build().await;
-    let cancel = CancelHandle::new();
-    let on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
     let request = ExecutionRequest {
         source,
         filename,
@@ -231,13 +253,11 @@ async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport
         out_dir: args.out.clone(),
         publish_on_error: args.publish_on_error,
         keep_job: args.keep,
-        events: Some(printer(args.json)),
-        cancel: Some(cancel),
+        expected_inputs: None,
+        events: None,
+        cancel: None,
     };
-    kernel
-        .run(request)
-        .await
-        .context("the script could not start")
+    execute_request(data, request, args.json).await
 }
 
 fn print_report(report: &RunReport, json: bool) -> ExitCode {

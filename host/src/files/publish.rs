@@ -42,7 +42,7 @@ impl Default for OutputLimits {
 }
 
 /// One published file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublishedFile {
     /// Path below the destination, `/`-separated.
     pub path: String,
@@ -51,7 +51,7 @@ pub struct PublishedFile {
     /// sha256 of its bytes.
     pub sha256: String,
     /// Title from `outputs.json`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
 

@@ -14,6 +14,8 @@ use super::{
 use crate::engines::{EngineEntry, sha256_hex};
 use crate::error::{Error, ErrorCode, Result};
 use crate::files::{self, InputRecord, JobDir, Provenance, PublishError, PublishedFile, Staged};
+use crate::journal::{Closing, ExecutionRecord, JournalInput, Owner, Step};
+use crate::output::{Event, EventSink, TaskLog};
 
 /// A fresh execution id: time-ordered, then random.
 pub fn new_execution_id() -> String {
@@ -140,6 +142,48 @@ fn stage(
     )
 }
 
+/// The journal record of a new execution, already through validation and into preparing.
+fn new_record(
+    id: &str,
+    request: &ExecutionRequest,
+    entry: &EngineEntry,
+    script_sha256: &str,
+    started_at: &str,
+) -> ExecutionRecord {
+    let now = files::utc_timestamp(SystemTime::now());
+    ExecutionRecord {
+        id: id.to_string(),
+        session: request.session.clone(),
+        engine: entry.description.id.clone(),
+        engine_sha256: entry.sha256.clone(),
+        script: request.filename.clone(),
+        script_sha256: script_sha256.to_string(),
+        inputs: Vec::new(),
+        limits: serde_json::to_value(&request.limits).unwrap_or(Value::Null),
+        policy: request.policy,
+        status: ExecutionState::Preparing,
+        steps: vec![
+            Step {
+                state: ExecutionState::Validating,
+                at: started_at.to_string(),
+            },
+            Step {
+                state: ExecutionState::Preparing,
+                at: now,
+            },
+        ],
+        error_code: None,
+        error_message: None,
+        reason: None,
+        started_at: started_at.to_string(),
+        ended_at: None,
+        metrics: None,
+        out_dir: None,
+        outputs: Vec::new(),
+        owner: Owner::current(),
+    }
+}
+
 pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport> {
     let started = Instant::now();
     let started_at = files::utc_timestamp(SystemTime::now());
@@ -147,15 +191,108 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     let mut life = Lifecycle::default();
     validate(&request)?;
     let entry = choose_engine(kernel, &request)?;
-    let limits = &request.limits;
+    let script_sha256 = sha256_hex(request.source.as_bytes());
+    kernel
+        .data_dir
+        .store_script(&script_sha256, &request.source)?;
 
     advance(&mut life, ExecutionState::Preparing);
+    kernel.journal.create(&new_record(
+        &id,
+        &request,
+        entry,
+        &script_sha256,
+        &started_at,
+    ))?;
+    let log = TaskLog::create(&kernel.data_dir.log_path(&id), request.limits.max_log_bytes)
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::IsolateFailure,
+                format!("cannot create the task log: {e}"),
+            )
+        })?;
+    let events = log.tee(request.events.clone());
+    events(Event::Started { id: id.clone() });
+    let facts = Facts {
+        id: &id,
+        entry,
+        request: &request,
+        script_sha256: &script_sha256,
+        started_at: &started_at,
+        started,
+        events,
+    };
+    match prepare_and_run(kernel, &facts, &mut life).await {
+        Ok(report) => {
+            kernel.journal.close(
+                &id,
+                Closing {
+                    status: report.status,
+                    error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
+                    metrics: Some(report.metrics.clone()),
+                    calls: report.calls.clone(),
+                    out_dir: report.out_dir.clone(),
+                    outputs: report.outputs.clone(),
+                    passed: passed_through(&life, report.status),
+                },
+            )?;
+            Ok(report)
+        }
+        Err(error) => {
+            let closing = Closing {
+                status: ExecutionState::Failed,
+                error: Some((error.code, error.message.clone())),
+                metrics: None,
+                calls: Vec::new(),
+                out_dir: None,
+                outputs: Vec::new(),
+                passed: Vec::new(),
+            };
+            // The execution failed before it ran; the journal says so, and the caller gets the
+            // error itself.
+            let _ = kernel.journal.close(&id, closing);
+            Err(error)
+        }
+    }
+}
+
+/// The states between the last durable step (`running`) and the terminal one.
+fn passed_through(life: &Lifecycle, terminal: ExecutionState) -> Vec<ExecutionState> {
+    life.history()
+        .iter()
+        .copied()
+        .skip_while(|s| *s != ExecutionState::Running)
+        .skip(1)
+        .filter(|s| *s != terminal)
+        .collect()
+}
+
+/// What a run knows about itself from the start.
+struct Facts<'a> {
+    id: &'a str,
+    entry: &'a EngineEntry,
+    request: &'a ExecutionRequest,
+    script_sha256: &'a str,
+    started_at: &'a str,
+    started: Instant,
+    events: EventSink,
+}
+
+async fn prepare_and_run(
+    kernel: &Kernel,
+    facts: &Facts<'_>,
+    life: &mut Lifecycle,
+) -> Result<RunReport> {
+    let request = facts.request;
+    let entry = facts.entry;
+    let id = facts.id;
+    let limits = &request.limits;
     let (pre, _) = kernel.registry.load(entry, limits.fuel.is_some()).await?;
-    let job = JobDir::create(
-        kernel.data_dir.root().join("jobs").join(&id),
-        request.keep_job,
-    )?;
+    let job = JobDir::create(kernel.data_dir.job_path(id), request.keep_job)?;
     let inputs = job.copy_inputs(&request.inputs)?;
+    if let Some(expected) = &request.expected_inputs {
+        check_inputs(expected, &inputs)?;
+    }
     let snapshot = kernel
         .state
         .snapshot(&request.session)
@@ -168,17 +305,27 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             tools: kernel.tools.clone(),
             snapshot,
             job: &job,
-            events: request.events.clone(),
+            events: Some(facts.events.clone()),
         },
     )?;
     let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
 
-    advance(&mut life, ExecutionState::Running);
+    advance(life, ExecutionState::Running);
+    let journal_inputs = inputs
+        .iter()
+        .map(|i| JournalInput {
+            name: i.name.clone(),
+            size: i.size,
+            sha256: i.sha256.clone(),
+            source: i.source.display().to_string(),
+        })
+        .collect();
+    kernel.journal.running(id, journal_inputs)?;
     let deadline = tokio::time::Instant::now() + limits.timeout;
     let cancel = request.cancel.clone().unwrap_or_default();
     let finished = sandbox::race(pre, store, run_request, deadline, cancel).await;
 
-    advance(&mut life, ExecutionState::Collecting);
+    advance(life, ExecutionState::Collecting);
     let memory_denied = observers.memory.denied();
     let mut fuel_consumed = None;
     let mut value = None;
@@ -205,24 +352,23 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         }
     };
 
-    let script_sha256 = sha256_hex(request.source.as_bytes());
-    let facts = RunFacts {
-        id: &id,
+    let publication = RunFacts {
+        id,
         entry,
-        request: &request,
-        script_sha256: &script_sha256,
+        request,
+        script_sha256: facts.script_sha256,
         inputs: &inputs,
-        started_at: &started_at,
-        started,
+        started_at: facts.started_at,
+        started: facts.started,
     };
-    let target = publication_target(&request, &job, &id);
+    let target = publication_target(request, &job, id);
     let mut staged = None;
     if verdict.status == ExecutionState::Succeeded {
-        advance(&mut life, ExecutionState::Committing);
+        advance(life, ExecutionState::Committing);
         // Validate and stage the publication first: state is committed only when the outputs
         // can be published, and the outputs appear only once state is committed.
         if let Some(target) = &target {
-            match stage(&facts, &job, target, &verdict) {
+            match stage(&publication, &job, target, &verdict) {
                 Ok(ready) => staged = Some(ready),
                 Err(error) => verdict = Verdict::failed(error.code(), error.to_string()),
             }
@@ -248,7 +394,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             && let Some(target) = &target
         {
             // The run failed either way; a rejected partial publication does not change why.
-            staged = stage(&facts, &job, target, &verdict).ok();
+            staged = stage(&publication, &job, target, &verdict).ok();
         }
     }
     let mut outputs: Vec<PublishedFile> = Vec::new();
@@ -265,15 +411,15 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             Err(_) => {}
         }
     }
-    advance(&mut life, verdict.status);
+    advance(life, verdict.status);
     drop(store);
 
     let calls = observers.calls.snapshot();
     Ok(RunReport {
-        id,
+        id: id.to_string(),
         engine: entry.description.id.clone(),
         engine_sha256: entry.sha256.clone(),
-        script_sha256,
+        script_sha256: facts.script_sha256.to_string(),
         status: verdict.status,
         session: request.session.clone(),
         value,
@@ -290,14 +436,44 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         outputs,
         job_dir: job.kept().then(|| job.root().display().to_string()),
         metrics: Metrics {
-            wall_ms: millis(started.elapsed()),
+            wall_ms: millis(facts.started.elapsed()),
             fuel_consumed,
             memory_peak_bytes: observers.memory.peak_bytes(),
             tool_calls: u32::try_from(calls.len()).unwrap_or(u32::MAX),
             stdout_bytes: observers.stdout.total_bytes(),
             stderr_bytes: observers.stderr.total_bytes(),
         },
-        started_at,
+        started_at: facts.started_at.to_string(),
         calls,
     })
+}
+
+/// Refuses a rerun whose inputs no longer hash to what the first run copied.
+fn check_inputs(expected: &[(String, String)], copied: &[InputRecord]) -> Result<()> {
+    for (name, sha256) in expected {
+        match copied.iter().find(|c| c.name == *name) {
+            Some(input) if input.sha256 == *sha256 => {}
+            Some(input) => {
+                return Err(Error::invalid_input(format!(
+                    "input `{name}` changed since the first run (sha256 {} now, {sha256} then)",
+                    input.sha256
+                )));
+            }
+            None => {
+                return Err(Error::invalid_input(format!(
+                    "input `{name}` of the first run is gone"
+                )));
+            }
+        }
+    }
+    if let Some(extra) = copied
+        .iter()
+        .find(|c| !expected.iter().any(|(name, _)| *name == c.name))
+    {
+        return Err(Error::invalid_input(format!(
+            "input `{}` was not part of the first run",
+            extra.name
+        )));
+    }
+    Ok(())
 }

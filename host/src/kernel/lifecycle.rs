@@ -93,16 +93,16 @@ pub struct InvalidTransition {
     pub to: ExecutionState,
 }
 
-/// The in-memory state of one execution; the journal mirrors every step.
+/// The in-memory state of one execution; the journal mirrors its steps.
 #[derive(Debug, Clone)]
 pub struct Lifecycle {
-    state: ExecutionState,
+    history: Vec<ExecutionState>,
 }
 
 impl Default for Lifecycle {
     fn default() -> Self {
         Lifecycle {
-            state: ExecutionState::Validating,
+            history: vec![ExecutionState::Validating],
         }
     }
 }
@@ -110,18 +110,24 @@ impl Default for Lifecycle {
 impl Lifecycle {
     /// The current state.
     pub fn state(&self) -> ExecutionState {
-        self.state
+        self.history
+            .last()
+            .copied()
+            .unwrap_or(ExecutionState::Validating)
+    }
+
+    /// Every state reached, in order.
+    pub fn history(&self) -> &[ExecutionState] {
+        &self.history
     }
 
     /// Moves to `to`, if the diagram allows it.
     pub fn advance(&mut self, to: ExecutionState) -> Result<(), InvalidTransition> {
-        if !self.state.can_become(to) {
-            return Err(InvalidTransition {
-                from: self.state,
-                to,
-            });
+        let from = self.state();
+        if !from.can_become(to) {
+            return Err(InvalidTransition { from, to });
         }
-        self.state = to;
+        self.history.push(to);
         Ok(())
     }
 }

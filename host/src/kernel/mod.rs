@@ -20,6 +20,7 @@ pub use report::{ErrorReport, Metrics, RunReport};
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, Result};
+use crate::journal::Journal;
 use crate::limits::Limits;
 use crate::output::EventSink;
 use crate::permissions::Policy;
@@ -50,6 +51,8 @@ pub struct ExecutionRequest {
     pub publish_on_error: bool,
     /// Keep the job folder (`/input`, `/output`, `/work`) after the run.
     pub keep_job: bool,
+    /// For a rerun: the (name, sha256) every input must still have.
+    pub expected_inputs: Option<Vec<(String, String)>>,
     /// Receives output and progress as it happens.
     pub events: Option<EventSink>,
     /// Lets the caller cancel the execution.
@@ -71,6 +74,7 @@ impl ExecutionRequest {
             out_dir: None,
             publish_on_error: false,
             keep_job: false,
+            expected_inputs: None,
             events: None,
             cancel: None,
         }
@@ -104,19 +108,22 @@ impl KernelBuilder {
         self
     }
 
-    /// Finds and verifies the engines.
-    pub async fn build(self) -> Kernel {
+    /// Opens the journal (reconciling executions a dead process left open) and finds and
+    /// verifies the engines.
+    pub async fn build(self) -> Result<Kernel> {
+        let journal = Journal::open(&self.data_dir)?;
         let dirs = self
             .engine_dirs
             .unwrap_or_else(|| EngineRegistry::default_dirs(Some(&self.data_dir)));
         let cache = self.cache.unwrap_or_else(Cache::default_location);
         let registry = EngineRegistry::discover(&dirs, cache).await;
-        Kernel {
+        Ok(Kernel {
             state: Arc::new(RedbStateStore::new(self.data_dir.clone())),
             data_dir: self.data_dir,
             registry,
+            journal,
             tools: Arc::new(self.tools),
-        }
+        })
     }
 }
 
@@ -124,6 +131,7 @@ impl KernelBuilder {
 pub struct Kernel {
     data_dir: DataDir,
     registry: EngineRegistry,
+    journal: Journal,
     tools: Arc<ToolRegistry>,
     state: Arc<dyn StateStore>,
 }
@@ -170,6 +178,11 @@ impl Kernel {
     /// The state store.
     pub fn state_store(&self) -> &Arc<dyn StateStore> {
         &self.state
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// Runs one execution. `Err` means it could not start (invalid input, no engine); every

@@ -21,7 +21,8 @@ pub struct ErrorReport {
 }
 
 /// Measurements of one execution.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Metrics {
     /// Wall clock from validation to the terminal state.
     pub wall_ms: u64,

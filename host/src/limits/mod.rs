@@ -51,6 +51,8 @@ pub struct Limits {
     pub max_publish_bytes: u64,
     /// Bytes of one published file.
     pub max_publish_file_bytes: u64,
+    /// The live task log on disk (`forge-host logs`).
+    pub max_log_bytes: u64,
 }
 
 impl Default for Limits {
@@ -70,6 +72,7 @@ impl Default for Limits {
             max_publish_files: 1000,
             max_publish_bytes: 256 * MIB,
             max_publish_file_bytes: 64 * MIB,
+            max_log_bytes: MIB,
         }
     }
 }
@@ -119,6 +122,7 @@ impl Limits {
             ("retained output", self.max_output_bytes),
             ("result", self.max_result_bytes),
             ("state", self.max_state_bytes),
+            ("log", self.max_log_bytes),
         ];
         for (name, bytes) in within_memory {
             if bytes == 0 {

@@ -3,6 +3,7 @@
 //! to an optional [`EventSink`] (the CLI prints it live).
 
 mod host;
+mod log;
 mod tail;
 
 use std::sync::{Arc, Mutex};
@@ -10,11 +11,17 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 pub(crate) use host::OutputData;
+pub use log::TaskLog;
 pub use tail::TailPipe;
 
 /// Something an execution emitted while running.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// The execution is journaled under this id and about to be prepared.
+    Started {
+        /// Execution id.
+        id: String,
+    },
     /// Bytes written to stdout.
     Stdout(bytes::Bytes),
     /// Bytes written to stderr.

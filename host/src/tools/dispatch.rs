@@ -19,7 +19,7 @@ use crate::limits::Limits;
 use crate::permissions::{Decision, Policy};
 
 /// How one nested call ended (or that it has not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     /// Begun, not finished when the execution ended.
@@ -32,8 +32,20 @@ pub enum CallStatus {
     Denied,
 }
 
+impl CallStatus {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Started => "started",
+            CallStatus::Succeeded => "succeeded",
+            CallStatus::Failed => "failed",
+            CallStatus::Denied => "denied",
+        }
+    }
+}
+
 /// What the journal keeps of one nested call: never its input or response, only a hash.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CallRecord {
     /// 1-based position within the execution.
     pub position: u32,
@@ -49,6 +61,9 @@ pub struct CallRecord {
     pub error_code: Option<ErrorCode>,
     /// Time from begin to finish.
     pub duration_ms: Option<u64>,
+    /// For a `write` tool, the paths it said it touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }
 
 /// A finished call, as handed back to the guest.
@@ -191,6 +206,11 @@ impl ToolCalls {
             status: CallStatus::Started,
             error_code: None,
             duration_ms: None,
+            paths: if effect == Effect::Write {
+                tool.paths(&parsed)
+            } else {
+                Vec::new()
+            },
         };
         if let Decision::Deny(reason) = self.policy.decide(effect) {
             record.status = CallStatus::Denied;

@@ -99,6 +99,13 @@ pub trait Tool: Send + Sync + 'static {
     fn info(&self) -> &ToolInfo;
     /// Runs one call with an already parsed JSON input.
     fn call(&self, input: Value) -> ToolFuture;
+
+    /// The paths a call with `input` writes, for the journal (SPEC §8); only asked of tools with
+    /// the `write` effect.
+    fn paths(&self, input: &Value) -> Vec<String> {
+        let _ = input;
+        Vec::new()
+    }
 }
 
 /// The tools of an execution, by name.

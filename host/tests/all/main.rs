@@ -16,6 +16,7 @@ async fn kernel(data: &Path, tools: ToolRegistry) -> Kernel {
         .tools(tools)
         .build()
         .await
+        .expect("kernel")
 }
 
 fn js(source: &str) -> ExecutionRequest {
@@ -161,6 +162,7 @@ async fn kernel_over(engines: &Path, data: &Path, cache: &Path) -> Kernel {
         .cache(forge_host::engines::Cache::new(cache))
         .build()
         .await
+        .expect("kernel")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

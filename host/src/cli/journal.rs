@@ -1,0 +1,151 @@
+//! `forge-host journal list|show`: what ran, how it ended, and its nested calls.
+
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::DataDirArgs;
+use crate::journal::{ExecutionRecord, Journal, ListFilter};
+use crate::kernel::ExecutionState;
+
+/// `forge-host journal`.
+#[derive(Debug, clap::Subcommand)]
+pub enum JournalCommand {
+    /// Executions, most recent first
+    List {
+        /// Only this session
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// Only this status (validating, preparing, running, collecting, committing,
+        /// succeeded, failed, cancelled, timed_out)
+        #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+        status: Option<ExecutionState>,
+        /// At most this many
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+        /// One JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// One execution and its nested calls
+    Show {
+        /// Execution id
+        id: String,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_status(text: &str) -> Result<ExecutionState, String> {
+    ExecutionState::parse(text).ok_or_else(|| format!("unknown status `{text}`"))
+}
+
+fn line(record: &ExecutionRecord) -> String {
+    let outcome = match (&record.error_code, &record.reason) {
+        (Some(code), Some(reason)) => format!("{code} ({reason})"),
+        (Some(code), None) => code.to_string(),
+        _ => String::new(),
+    };
+    let wall = record
+        .metrics
+        .as_ref()
+        .map(|m| format!("{}ms", m.wall_ms))
+        .unwrap_or_default();
+    format!(
+        "{}  {}  {:<10} {:<20} {:<18} {:<16} {:>8}  {}",
+        record.id,
+        record.started_at,
+        record.status.as_str(),
+        record.engine,
+        record.script,
+        record.session,
+        wall,
+        outcome
+    )
+}
+
+/// Runs `forge-host journal ...`.
+pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCode> {
+    let journal = Journal::open(&data.resolve()?)?;
+    match command {
+        JournalCommand::List {
+            session,
+            status,
+            limit,
+            json,
+        } => {
+            let records = journal.list(&ListFilter {
+                session,
+                status,
+                limit: Some(limit),
+            })?;
+            if json {
+                println!("{}", serde_json::to_string(&records)?);
+            } else if records.is_empty() {
+                eprintln!("no executions");
+            } else {
+                for record in &records {
+                    println!("{}", line(record));
+                }
+            }
+        }
+        JournalCommand::Show { id, json } => {
+            let record = journal.get(&id)?;
+            let calls = journal.calls(&id)?;
+            if json {
+                println!("{}", json!({ "execution": record, "calls": calls }));
+            } else {
+                println!("{}", line(&record));
+                println!(
+                    "  script   {} (sha256 {})",
+                    record.script, record.script_sha256
+                );
+                println!(
+                    "  engine   {} (sha256 {})",
+                    record.engine, record.engine_sha256
+                );
+                for input in &record.inputs {
+                    println!(
+                        "  input    {} {} bytes sha256 {}",
+                        input.name, input.size, input.sha256
+                    );
+                }
+                if let Some(message) = &record.error_message {
+                    let first = message.lines().last().unwrap_or_default();
+                    println!("  error    {first}");
+                }
+                let steps: Vec<String> = record
+                    .steps
+                    .iter()
+                    .map(|s| format!("{} {}", s.state.as_str(), s.at))
+                    .collect();
+                println!("  steps    {}", steps.join(" -> "));
+                if let Some(dir) = &record.out_dir {
+                    println!("  outputs  {} file(s) in {dir}", record.outputs.len());
+                }
+                for call in &calls {
+                    let code = call.error_code.map(|c| format!(" {c}")).unwrap_or_default();
+                    let duration = call
+                        .duration_ms
+                        .map(|d| format!(" {d}ms"))
+                        .unwrap_or_default();
+                    let paths = if call.paths.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" paths {}", call.paths.join(","))
+                    };
+                    println!(
+                        "  call {:>3} {} [{}] input sha256 {} {}{code}{duration}{paths}",
+                        call.position,
+                        call.tool,
+                        call.effect.as_str(),
+                        call.input_sha256,
+                        call.status.as_str()
+                    );
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,90 @@
+//! `forge-host state list|get|delete`: the shared state of a session, outside any run.
+
+use std::process::ExitCode;
+
+use super::DataDirArgs;
+use super::run::default_session;
+use crate::error::Error;
+use crate::state::{RedbStateStore, StateStore};
+
+/// `forge-host state`.
+#[derive(Debug, clap::Subcommand)]
+pub enum StateCommand {
+    /// Keys and values of a session
+    List {
+        /// Session [default: the one of the working directory]
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// One value, as JSON
+    Get {
+        /// The key
+        key: String,
+        /// Session [default: the one of the working directory]
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+    },
+    /// Deletes a key (later conflicting runs still see the deletion)
+    Delete {
+        /// The key
+        key: String,
+        /// Session [default: the one of the working directory]
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+    },
+}
+
+/// Runs `forge-host state ...`.
+pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode> {
+    let store = RedbStateStore::new(data.resolve()?);
+    let storage = |e: crate::state::CommitError| Error::new(e.code(), e.to_string());
+    match command {
+        StateCommand::List { session, json } => {
+            let session = session.unwrap_or_else(default_session);
+            let snapshot = store.snapshot(&session).map_err(storage)?;
+            let live: serde_json::Map<String, serde_json::Value> = snapshot
+                .entries
+                .iter()
+                .filter_map(|(k, e)| {
+                    Some((k.clone(), serde_json::from_str(e.value.as_deref()?).ok()?))
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::Value::Object(live));
+            } else if live.is_empty() {
+                eprintln!("session `{session}` has no state");
+            } else {
+                for (key, value) in live {
+                    println!("{key}\t{value}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        StateCommand::Get { key, session } => {
+            let session = session.unwrap_or_else(default_session);
+            let snapshot = store.snapshot(&session).map_err(storage)?;
+            match snapshot.get(&key) {
+                Some(value) => {
+                    println!("{value}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => Err(Error::invalid_input(format!(
+                    "session `{session}` has no key `{key}`"
+                ))
+                .into()),
+            }
+        }
+        StateCommand::Delete { key, session } => {
+            let session = session.unwrap_or_else(default_session);
+            if store.delete_now(&session, &key).map_err(storage)? {
+                eprintln!("deleted `{key}` from session `{session}`");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                Err(Error::invalid_input(format!("session `{session}` has no key `{key}`")).into())
+            }
+        }
+    }
+}

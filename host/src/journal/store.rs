@@ -1,0 +1,510 @@
+//! The redb side of the journal: every operation is one short transaction on the data
+//! directory's database, shared by every process that uses it (redb `MultiWriter` mode).
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableError};
+
+use super::reconcile::Owner;
+use super::schema::{self, CALLS, EXECUTIONS, META, OPEN, SCHEMA_KEY, SCHEMA_VERSION};
+use super::{Closing, ExecutionRecord, JournalError, Step};
+use crate::datadir::DataDir;
+use crate::error::ErrorCode;
+use crate::files::utc_timestamp;
+use crate::kernel::ExecutionState;
+use crate::tools::CallRecord;
+
+/// Longest error message kept (a Python traceback can be long).
+const MAX_MESSAGE_BYTES: usize = 4096;
+
+fn storage(error: impl std::fmt::Display) -> JournalError {
+    JournalError::Storage(error.to_string())
+}
+
+fn now() -> String {
+    utc_timestamp(SystemTime::now())
+}
+
+fn truncate(mut text: String) -> String {
+    if text.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str(" [truncated]");
+    }
+    text
+}
+
+/// Which executions `list` returns.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only this session.
+    pub session: Option<String>,
+    /// Only this status.
+    pub status: Option<ExecutionState>,
+    /// At most this many, most recent first.
+    pub limit: Option<usize>,
+}
+
+/// The journal of a data directory.
+#[derive(Clone)]
+pub struct Journal {
+    db: Arc<Database>,
+}
+
+impl Journal {
+    /// Opens the journal of `dir`: checks (or writes) the schema version, then reconciles
+    /// executions that a dead process left open.
+    pub fn open(dir: &DataDir) -> Result<Self, JournalError> {
+        let db = dir
+            .database()
+            .map_err(|e| JournalError::Storage(e.message))?;
+        let journal = Journal { db };
+        journal.check_schema()?;
+        journal.reconcile()?;
+        Ok(journal)
+    }
+
+    fn check_schema(&self) -> Result<(), JournalError> {
+        let read = self.db.begin_read().map_err(storage)?;
+        let found = match read.open_table(META) {
+            Ok(meta) => meta.get(SCHEMA_KEY).map_err(storage)?.map(|v| v.value()),
+            Err(TableError::TableDoesNotExist(_)) => None,
+            Err(error) => return Err(storage(error)),
+        };
+        drop(read);
+        if found == Some(SCHEMA_VERSION) {
+            return Ok(());
+        }
+        let write = self.db.begin_write().map_err(storage)?;
+        {
+            let mut meta = write.open_table(META).map_err(storage)?;
+            let current = meta.get(SCHEMA_KEY).map_err(storage)?.map(|v| v.value());
+            if let Some(version) = current {
+                schema::migrate(version, &write).map_err(JournalError::Storage)?;
+            }
+            meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(storage)?;
+            // Create every table, so that readers never meet a missing one.
+            write.open_table(EXECUTIONS).map_err(storage)?;
+            write.open_table(CALLS).map_err(storage)?;
+            write.open_table(OPEN).map_err(storage)?;
+        }
+        write.commit().map_err(storage)
+    }
+
+    /// Every execution left open by a process that is gone becomes `failed` /
+    /// `ISOLATE_FAILURE` with reason `interrupted`; those of live processes are left alone.
+    /// Returns how many were reconciled.
+    pub fn reconcile(&self) -> Result<usize, JournalError> {
+        let dead: Vec<String> = {
+            let read = self.db.begin_read().map_err(storage)?;
+            let open = read.open_table(OPEN).map_err(storage)?;
+            let mut dead = Vec::new();
+            for row in open.iter().map_err(storage)? {
+                let (id, owner) = row.map_err(storage)?;
+                let owner: Owner = serde_json::from_slice(owner.value()).map_err(storage)?;
+                if !owner.is_alive() {
+                    dead.push(id.value().to_string());
+                }
+            }
+            dead
+        };
+        if dead.is_empty() {
+            return Ok(0);
+        }
+        let write = self.db.begin_write().map_err(storage)?;
+        let mut reconciled = 0;
+        {
+            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
+            let mut open = write.open_table(OPEN).map_err(storage)?;
+            for id in dead {
+                // Another process may have reconciled it meanwhile: re-check inside the write.
+                if open.remove(id.as_str()).map_err(storage)?.is_none() {
+                    continue;
+                }
+                let Some(bytes) = executions
+                    .get(id.as_str())
+                    .map_err(storage)?
+                    .map(|v| v.value().to_vec())
+                else {
+                    continue;
+                };
+                let mut record: ExecutionRecord =
+                    serde_json::from_slice(&bytes).map_err(storage)?;
+                if record.status.is_terminal() {
+                    continue;
+                }
+                let at = now();
+                record.status = ExecutionState::Failed;
+                record.steps.push(Step {
+                    state: ExecutionState::Failed,
+                    at: at.clone(),
+                });
+                record.error_code = Some(ErrorCode::IsolateFailure);
+                record.error_message = Some("the process running it ended before it did".into());
+                record.reason = Some("interrupted".into());
+                record.ended_at = Some(at);
+                let text = serde_json::to_vec(&record).map_err(storage)?;
+                executions
+                    .insert(id.as_str(), text.as_slice())
+                    .map_err(storage)?;
+                reconciled += 1;
+            }
+        }
+        write.commit().map_err(storage)?;
+        Ok(reconciled)
+    }
+
+    /// Records a new execution (durably).
+    pub fn create(&self, record: &ExecutionRecord) -> Result<(), JournalError> {
+        let write = self.db.begin_write().map_err(storage)?;
+        {
+            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
+            if executions
+                .get(record.id.as_str())
+                .map_err(storage)?
+                .is_some()
+            {
+                return Err(JournalError::Duplicate(record.id.clone()));
+            }
+            let text = serde_json::to_vec(record).map_err(storage)?;
+            executions
+                .insert(record.id.as_str(), text.as_slice())
+                .map_err(storage)?;
+            if !record.status.is_terminal() {
+                let owner = serde_json::to_vec(&record.owner).map_err(storage)?;
+                write
+                    .open_table(OPEN)
+                    .map_err(storage)?
+                    .insert(record.id.as_str(), owner.as_slice())
+                    .map_err(storage)?;
+            }
+        }
+        write.commit().map_err(storage)
+    }
+
+    /// Applies `change` to execution `id` in one transaction, after checking that every state
+    /// in `path` is allowed in turn from where the record is now (compare-and-set).
+    fn update(
+        &self,
+        id: &str,
+        path: &[ExecutionState],
+        change: impl FnOnce(&mut ExecutionRecord, &redb::WriteTransaction) -> Result<(), JournalError>,
+    ) -> Result<ExecutionRecord, JournalError> {
+        let write = self.db.begin_write().map_err(storage)?;
+        let record = {
+            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
+            let bytes = executions
+                .get(id)
+                .map_err(storage)?
+                .map(|v| v.value().to_vec())
+                .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
+            let mut record: ExecutionRecord = serde_json::from_slice(&bytes).map_err(storage)?;
+            let at = now();
+            for &to in path {
+                if !record.status.can_become(to) {
+                    return Err(JournalError::Transition {
+                        id: id.to_string(),
+                        from: record.status.as_str(),
+                        to: to.as_str(),
+                    });
+                }
+                record.status = to;
+                record.steps.push(Step {
+                    state: to,
+                    at: at.clone(),
+                });
+            }
+            change(&mut record, &write)?;
+            let text = serde_json::to_vec(&record).map_err(storage)?;
+            executions.insert(id, text.as_slice()).map_err(storage)?;
+            if record.status.is_terminal() {
+                write
+                    .open_table(OPEN)
+                    .map_err(storage)?
+                    .remove(id)
+                    .map_err(storage)?;
+            }
+            record
+        };
+        write.commit().map_err(storage)?;
+        Ok(record)
+    }
+
+    /// Moves execution `id` to the non-terminal state `to`.
+    pub fn advance(&self, id: &str, to: ExecutionState) -> Result<(), JournalError> {
+        if to.is_terminal() {
+            return Err(JournalError::Transition {
+                id: id.to_string(),
+                from: "(any)",
+                to: to.as_str(),
+            });
+        }
+        self.update(id, &[to], |_, _| Ok(())).map(|_| ())
+    }
+
+    /// Moves execution `id` to `running`, recording the inputs it was given.
+    pub fn running(&self, id: &str, inputs: Vec<super::JournalInput>) -> Result<(), JournalError> {
+        self.update(id, &[ExecutionState::Running], |record, _| {
+            record.inputs = inputs;
+            Ok(())
+        })
+        .map(|_| ())
+    }
+
+    /// Ends execution `id`, once: a second close fails and changes nothing. Its nested calls are
+    /// written in the same transaction.
+    pub fn close(&self, id: &str, closing: Closing) -> Result<ExecutionRecord, JournalError> {
+        if !closing.status.is_terminal() {
+            return Err(JournalError::Transition {
+                id: id.to_string(),
+                from: "(any)",
+                to: closing.status.as_str(),
+            });
+        }
+        let mut path = closing.passed.clone();
+        path.push(closing.status);
+        self.update(id, &path, |record, write| {
+            if let Some((code, message)) = closing.error {
+                record.error_code = Some(code);
+                record.error_message = Some(truncate(message));
+            }
+            record.ended_at = Some(now());
+            record.metrics = closing.metrics;
+            record.out_dir = closing.out_dir;
+            record.outputs = closing.outputs;
+            let mut calls = write.open_table(CALLS).map_err(storage)?;
+            for call in &closing.calls {
+                let text = serde_json::to_vec(call).map_err(storage)?;
+                calls
+                    .insert((id, call.position), text.as_slice())
+                    .map_err(storage)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Execution `id`.
+    pub fn get(&self, id: &str) -> Result<ExecutionRecord, JournalError> {
+        let read = self.db.begin_read().map_err(storage)?;
+        let executions = read.open_table(EXECUTIONS).map_err(storage)?;
+        let bytes = executions
+            .get(id)
+            .map_err(storage)?
+            .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
+        serde_json::from_slice(bytes.value()).map_err(storage)
+    }
+
+    /// Execution `id`'s nested calls, in order.
+    pub fn calls(&self, id: &str) -> Result<Vec<CallRecord>, JournalError> {
+        let read = self.db.begin_read().map_err(storage)?;
+        let calls = read.open_table(CALLS).map_err(storage)?;
+        let mut out = Vec::new();
+        for row in calls.range((id, 0)..=(id, u32::MAX)).map_err(storage)? {
+            let (_, bytes) = row.map_err(storage)?;
+            out.push(serde_json::from_slice(bytes.value()).map_err(storage)?);
+        }
+        Ok(out)
+    }
+
+    /// Executions matching `filter`, most recent first.
+    pub fn list(&self, filter: &ListFilter) -> Result<Vec<ExecutionRecord>, JournalError> {
+        let read = self.db.begin_read().map_err(storage)?;
+        let executions = read.open_table(EXECUTIONS).map_err(storage)?;
+        let mut out = Vec::new();
+        for row in executions.iter().map_err(storage)?.rev() {
+            let (_, bytes) = row.map_err(storage)?;
+            let record: ExecutionRecord = serde_json::from_slice(bytes.value()).map_err(storage)?;
+            if filter
+                .session
+                .as_ref()
+                .is_some_and(|s| *s != record.session)
+                || filter.status.is_some_and(|s| s != record.status)
+            {
+                continue;
+            }
+            out.push(record);
+            if filter.limit.is_some_and(|limit| out.len() >= limit) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::JournalInput;
+    use super::*;
+    use crate::limits::Limits;
+
+    fn record(id: &str, owner: Owner) -> ExecutionRecord {
+        ExecutionRecord {
+            id: id.into(),
+            session: "s".into(),
+            engine: "javascript-quickjs".into(),
+            engine_sha256: "e".repeat(64),
+            script: "a.js".into(),
+            script_sha256: "a".repeat(64),
+            inputs: vec![JournalInput {
+                name: "x.csv".into(),
+                size: 1,
+                sha256: "b".repeat(64),
+                source: "/tmp/x.csv".into(),
+            }],
+            limits: serde_json::to_value(Limits::default()).expect("limits"),
+            policy: Default::default(),
+            status: ExecutionState::Preparing,
+            steps: Vec::new(),
+            error_code: None,
+            error_message: None,
+            reason: None,
+            started_at: now(),
+            ended_at: None,
+            metrics: None,
+            out_dir: None,
+            outputs: Vec::new(),
+            owner,
+        }
+    }
+
+    fn closing(status: ExecutionState) -> Closing {
+        Closing {
+            status,
+            error: None,
+            metrics: None,
+            calls: Vec::new(),
+            out_dir: None,
+            outputs: Vec::new(),
+            passed: vec![ExecutionState::Collecting, ExecutionState::Committing],
+        }
+    }
+
+    fn journal() -> (tempfile::TempDir, Journal) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::open(&DataDir::new(dir.path())).expect("open");
+        (dir, journal)
+    }
+
+    #[test]
+    fn the_state_machine_is_enforced_and_a_terminal_state_is_reached_once() {
+        let (_dir, journal) = journal();
+        journal
+            .create(&record("a", Owner::current()))
+            .expect("create");
+        assert!(matches!(
+            journal.create(&record("a", Owner::current())),
+            Err(JournalError::Duplicate(_))
+        ));
+        assert!(
+            matches!(
+                journal.close("a", closing(ExecutionState::Succeeded)),
+                Err(JournalError::Transition { .. })
+            ),
+            "cannot succeed without running"
+        );
+        journal.advance("a", ExecutionState::Running).expect("run");
+        journal
+            .close("a", closing(ExecutionState::Succeeded))
+            .expect("close");
+        let before = journal.get("a").expect("get");
+        let again = journal.close("a", closing(ExecutionState::Failed));
+        assert!(matches!(again, Err(JournalError::Transition { .. })));
+        assert_eq!(
+            journal.get("a").expect("get"),
+            before,
+            "a second close changes nothing"
+        );
+        let states: Vec<_> = before.steps.iter().map(|s| s.state.as_str()).collect();
+        assert_eq!(states, ["running", "collecting", "committing", "succeeded"]);
+        assert!(matches!(journal.get("zzz"), Err(JournalError::NotFound(_))));
+    }
+
+    #[test]
+    fn executions_of_dead_processes_are_reconciled_and_live_ones_left_alone() {
+        let (dir, journal) = journal();
+        let dead = Owner {
+            pid: u32::MAX - 3,
+            start_ticks: Some(5),
+        };
+        journal.create(&record("dead", dead)).expect("create");
+        journal
+            .create(&record("live", Owner::current()))
+            .expect("create");
+        let reopened = Journal::open(&DataDir::new(dir.path())).expect("reopen");
+        let gone = reopened.get("dead").expect("get");
+        assert_eq!(gone.status, ExecutionState::Failed);
+        assert_eq!(gone.error_code, Some(ErrorCode::IsolateFailure));
+        assert_eq!(gone.reason.as_deref(), Some("interrupted"));
+        assert_eq!(
+            reopened.get("live").expect("get").status,
+            ExecutionState::Preparing
+        );
+        assert_eq!(reopened.reconcile().expect("again"), 0, "reconciled once");
+    }
+
+    #[test]
+    fn calls_are_kept_in_order_and_lists_filter() {
+        let (_dir, journal) = journal();
+        for (id, session) in [("01", "x"), ("02", "y"), ("03", "x")] {
+            let mut r = record(id, Owner::current());
+            r.session = session.into();
+            journal.create(&r).expect("create");
+        }
+        journal.advance("03", ExecutionState::Running).expect("run");
+        let mut end = closing(ExecutionState::Failed);
+        end.error = Some((ErrorCode::ToolFailed, "x".repeat(10_000)));
+        end.calls = (1..=3)
+            .map(|position| CallRecord {
+                position,
+                tool: "echo".into(),
+                effect: crate::tools::Effect::Internal,
+                input_sha256: "c".repeat(64),
+                status: crate::tools::CallStatus::Succeeded,
+                error_code: None,
+                duration_ms: Some(1),
+                paths: Vec::new(),
+            })
+            .collect();
+        journal.close("03", end).expect("close");
+        assert_eq!(
+            journal
+                .calls("03")
+                .expect("calls")
+                .iter()
+                .map(|c| c.position)
+                .collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert!(
+            journal
+                .get("03")
+                .expect("get")
+                .error_message
+                .expect("message")
+                .len()
+                < 5000
+        );
+        let xs: Vec<_> = journal
+            .list(&ListFilter {
+                session: Some("x".into()),
+                ..ListFilter::default()
+            })
+            .expect("list")
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(xs, ["03", "01"], "most recent first");
+        let failed = journal
+            .list(&ListFilter {
+                status: Some(ExecutionState::Failed),
+                limit: Some(5),
+                ..ListFilter::default()
+            })
+            .expect("list");
+        assert_eq!(failed.len(), 1);
+    }
+}
