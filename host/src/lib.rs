@@ -18,7 +18,7 @@
 //! ```no_run
 //! # async fn example() -> forge_host::Result<()> {
 //! use forge_host::{DataDir, ExecutionRequest, Kernel};
-//! let kernel = Kernel::builder(DataDir::new("/tmp/forge-data")).build().await;
+//! let kernel = Kernel::builder(DataDir::new("/tmp/forge-data")).build().await?;
 //! let report = kernel.run(ExecutionRequest::new("return 1 + 1", "sum.js")).await?;
 //! assert_eq!(report.value, Some(serde_json::json!(2)));
 //! # Ok(()) }

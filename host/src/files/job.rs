@@ -73,6 +73,27 @@ impl JobDir {
         self.keep
     }
 
+    /// Takes over an idle, empty job folder (from an earlier run of this process) as `root`:
+    /// a rename instead of creating four folders.
+    pub fn adopt(idle: &Path, root: PathBuf, keep: bool) -> Result<Self> {
+        fs::rename(idle, &root).map_err(|e| io_error("cannot reuse", idle, e))?;
+        Ok(JobDir { root, keep })
+    }
+
+    /// Moves this folder to `idle` for the next run when it is empty and not kept; otherwise
+    /// it is removed as usual. Returns whether it was kept for reuse.
+    pub fn recycle(mut self, idle: &Path) -> bool {
+        let empty = |dir: PathBuf| fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none());
+        if self.keep || !empty(self.input()) || !empty(self.output()) || !empty(self.work()) {
+            return false;
+        }
+        if fs::rename(&self.root, idle).is_ok() {
+            self.keep = true;
+            return true;
+        }
+        false
+    }
+
     /// Copies the caller's inputs into `input/`, hashing every byte as it is copied. A folder
     /// keeps its tree; only regular files and folders are accepted.
     pub fn copy_inputs(&self, paths: &[PathBuf]) -> Result<Vec<InputRecord>> {

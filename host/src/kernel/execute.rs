@@ -11,7 +11,8 @@ use super::verdict::{self, GuestOutcome, Verdict};
 use super::{
     ExecutionRequest, ExecutionState, Kernel, Lifecycle, MAX_SOURCE_BYTES, validate_session,
 };
-use crate::engines::{EngineEntry, sha256_hex};
+use crate::engines::bindings::{RunRequest, ScriptEnginePre};
+use crate::engines::{EngineEntry, ExecState, sha256_hex};
 use crate::error::{Error, ErrorCode, Result};
 use crate::files::{self, InputRecord, JobDir, Provenance, PublishError, PublishedFile, Staged};
 use crate::journal::{Closing, ExecutionRecord, JournalInput, Owner, Step};
@@ -197,22 +198,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         .store_script(&script_sha256, &request.source)?;
 
     advance(&mut life, ExecutionState::Preparing);
-    kernel.journal.create(&new_record(
-        &id,
-        &request,
-        entry,
-        &script_sha256,
-        &started_at,
-    ))?;
-    let log = TaskLog::create(&kernel.data_dir.log_path(&id), request.limits.max_log_bytes)
-        .map_err(|e| {
-            Error::new(
-                ErrorCode::IsolateFailure,
-                format!("cannot create the task log: {e}"),
-            )
-        })?;
-    let events = log.tee(request.events.clone());
-    events(Event::Started { id: id.clone() });
+    let log = TaskLog::new(kernel.data_dir.log_path(&id), request.limits.max_log_bytes);
     let facts = Facts {
         id: &id,
         entry,
@@ -220,40 +206,60 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         script_sha256: &script_sha256,
         started_at: &started_at,
         started,
-        events,
+        events: log.tee(request.events.clone()),
     };
-    match prepare_and_run(kernel, &facts, &mut life).await {
-        Ok(report) => {
-            kernel.journal.close(
-                &id,
-                Closing {
-                    status: report.status,
-                    error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
-                    metrics: Some(report.metrics.clone()),
-                    calls: report.calls.clone(),
-                    out_dir: report.out_dir.clone(),
-                    outputs: report.outputs.clone(),
-                    passed: passed_through(&life, report.status),
-                },
-            )?;
-            Ok(report)
-        }
+    let mut record = new_record(&id, &request, entry, &script_sha256, &started_at);
+    let prepared = match prepare(kernel, &facts).await {
+        Ok(prepared) => prepared,
         Err(error) => {
-            let closing = Closing {
-                status: ExecutionState::Failed,
-                error: Some((error.code, error.message.clone())),
-                metrics: None,
-                calls: Vec::new(),
-                out_dir: None,
-                outputs: Vec::new(),
-                passed: Vec::new(),
-            };
-            // The execution failed before it ran; the journal says so, and the caller gets the
-            // error itself.
-            let _ = kernel.journal.close(&id, closing);
-            Err(error)
+            // It never ran: one record, already terminal, says why.
+            record.status = ExecutionState::Failed;
+            record.steps.push(Step {
+                state: ExecutionState::Failed,
+                at: files::utc_timestamp(SystemTime::now()),
+            });
+            record.error_code = Some(error.code);
+            record.error_message = Some(error.message.clone());
+            record.ended_at = Some(files::utc_timestamp(SystemTime::now()));
+            let _ = kernel.journal.create(&record);
+            return Err(error);
         }
-    }
+    };
+
+    // The first durable step: from here on a crash leaves a record that reconciliation closes.
+    advance(&mut life, ExecutionState::Running);
+    record.status = ExecutionState::Running;
+    record.steps.push(Step {
+        state: ExecutionState::Running,
+        at: files::utc_timestamp(SystemTime::now()),
+    });
+    record.inputs = prepared
+        .inputs
+        .iter()
+        .map(|i| JournalInput {
+            name: i.name.clone(),
+            size: i.size,
+            sha256: i.sha256.clone(),
+            source: i.source.display().to_string(),
+        })
+        .collect();
+    kernel.journal.create(&record)?;
+    (facts.events)(Event::Started { id: id.clone() });
+    let (report, job) = finish(kernel, &facts, prepared, &mut life).await;
+    kernel.journal.close(
+        &id,
+        Closing {
+            status: report.status,
+            error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
+            metrics: Some(report.metrics.clone()),
+            calls: report.calls.clone(),
+            out_dir: report.out_dir.clone(),
+            outputs: report.outputs.clone(),
+            passed: passed_through(&life, report.status),
+        },
+    )?;
+    kernel.release_job(job);
+    Ok(report)
 }
 
 /// The states between the last durable step (`running`) and the terminal one.
@@ -278,17 +284,25 @@ struct Facts<'a> {
     events: EventSink,
 }
 
-async fn prepare_and_run(
-    kernel: &Kernel,
-    facts: &Facts<'_>,
-    life: &mut Lifecycle,
-) -> Result<RunReport> {
+/// Everything an execution needs before its guest starts.
+struct Prepared {
+    pre: ScriptEnginePre<ExecState>,
+    job: JobDir,
+    inputs: Vec<InputRecord>,
+    store: wasmtime::Store<ExecState>,
+    observers: sandbox::Observers,
+    run_request: RunRequest,
+}
+
+/// Loads the engine, the job folders with the inputs, the state snapshot, and the store.
+async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
     let request = facts.request;
-    let entry = facts.entry;
-    let id = facts.id;
     let limits = &request.limits;
-    let (pre, _) = kernel.registry.load(entry, limits.fuel.is_some()).await?;
-    let job = JobDir::create(kernel.data_dir.job_path(id), request.keep_job)?;
+    let (pre, _) = kernel
+        .registry
+        .load(facts.entry, limits.fuel.is_some())
+        .await?;
+    let job = kernel.job(facts.id, request.keep_job)?;
     let inputs = job.copy_inputs(&request.inputs)?;
     if let Some(expected) = &request.expected_inputs {
         check_inputs(expected, &inputs)?;
@@ -309,18 +323,34 @@ async fn prepare_and_run(
         },
     )?;
     let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
+    Ok(Prepared {
+        pre,
+        job,
+        inputs,
+        store,
+        observers,
+        run_request,
+    })
+}
 
-    advance(life, ExecutionState::Running);
-    let journal_inputs = inputs
-        .iter()
-        .map(|i| JournalInput {
-            name: i.name.clone(),
-            size: i.size,
-            sha256: i.sha256.clone(),
-            source: i.source.display().to_string(),
-        })
-        .collect();
-    kernel.journal.running(id, journal_inputs)?;
+/// Runs the guest, decides the verdict, commits state and publishes outputs.
+async fn finish(
+    kernel: &Kernel,
+    facts: &Facts<'_>,
+    prepared: Prepared,
+    life: &mut Lifecycle,
+) -> (RunReport, JobDir) {
+    let Prepared {
+        pre,
+        job,
+        inputs,
+        store,
+        observers,
+        run_request,
+    } = prepared;
+    let request = facts.request;
+    let limits = &request.limits;
+    let id = facts.id;
     let deadline = tokio::time::Instant::now() + limits.timeout;
     let cancel = request.cancel.clone().unwrap_or_default();
     let finished = sandbox::race(pre, store, run_request, deadline, cancel).await;
@@ -354,7 +384,7 @@ async fn prepare_and_run(
 
     let publication = RunFacts {
         id,
-        entry,
+        entry: facts.entry,
         request,
         script_sha256: facts.script_sha256,
         inputs: &inputs,
@@ -415,10 +445,10 @@ async fn prepare_and_run(
     drop(store);
 
     let calls = observers.calls.snapshot();
-    Ok(RunReport {
+    let report = RunReport {
         id: id.to_string(),
-        engine: entry.description.id.clone(),
-        engine_sha256: entry.sha256.clone(),
+        engine: facts.entry.description.id.clone(),
+        engine_sha256: facts.entry.sha256.clone(),
         script_sha256: facts.script_sha256.to_string(),
         status: verdict.status,
         session: request.session.clone(),
@@ -445,7 +475,8 @@ async fn prepare_and_run(
         },
         started_at: facts.started_at.to_string(),
         calls,
-    })
+    };
+    (report, job)
 }
 
 /// Refuses a rerun whose inputs no longer hash to what the first run copied.

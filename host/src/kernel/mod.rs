@@ -20,6 +20,7 @@ pub use report::{ErrorReport, Metrics, RunReport};
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, Result};
+use crate::files::JobDir;
 use crate::journal::Journal;
 use crate::limits::Limits;
 use crate::output::EventSink;
@@ -112,6 +113,7 @@ impl KernelBuilder {
     /// verifies the engines.
     pub async fn build(self) -> Result<Kernel> {
         let journal = Journal::open(&self.data_dir)?;
+        remove_stale_idle_jobs(&self.data_dir);
         let dirs = self
             .engine_dirs
             .unwrap_or_else(|| EngineRegistry::default_dirs(Some(&self.data_dir)));
@@ -122,8 +124,28 @@ impl KernelBuilder {
             data_dir: self.data_dir,
             registry,
             journal,
+            idle_jobs: std::sync::Mutex::default(),
             tools: Arc::new(self.tools),
         })
+    }
+}
+
+/// Removes the idle job folders of processes that are gone.
+fn remove_stale_idle_jobs(data_dir: &DataDir) {
+    let Ok(entries) = std::fs::read_dir(data_dir.root().join("jobs")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("idle-")
+            .and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -132,9 +154,14 @@ pub struct Kernel {
     data_dir: DataDir,
     registry: EngineRegistry,
     journal: Journal,
+    /// Empty job folders of finished runs, reused by the next ones.
+    idle_jobs: std::sync::Mutex<Vec<PathBuf>>,
     tools: Arc<ToolRegistry>,
     state: Arc<dyn StateStore>,
 }
+
+/// Idle job folders kept per process.
+const MAX_IDLE_JOBS: usize = 8;
 
 /// Longest session name, in bytes.
 pub const MAX_SESSION_BYTES: usize = 128;
@@ -183,6 +210,37 @@ impl Kernel {
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.journal
+    }
+
+    /// The job folder of execution `id`: an idle one of this process renamed, or a new one.
+    fn job(&self, id: &str, keep: bool) -> Result<JobDir> {
+        let root = self.data_dir.job_path(id);
+        let idle = self.idle_jobs.lock().ok().and_then(|mut idle| idle.pop());
+        if let Some(idle) = idle
+            && let Ok(job) = JobDir::adopt(&idle, root.clone(), keep)
+        {
+            return Ok(job);
+        }
+        JobDir::create(root, keep)
+    }
+
+    /// Keeps an empty job folder for the next run (named after this process, so that a later
+    /// process can tell it is stale), or removes it.
+    fn release_job(&self, job: JobDir) {
+        let Ok(mut idle) = self.idle_jobs.lock() else {
+            return;
+        };
+        if idle.len() >= MAX_IDLE_JOBS {
+            return;
+        }
+        let path = self.data_dir.job_path(&format!(
+            "idle-{}-{}",
+            std::process::id(),
+            execute::new_execution_id()
+        ));
+        if job.recycle(&path) {
+            idle.push(path);
+        }
     }
 
     /// Runs one execution. `Err` means it could not start (invalid input, no engine); every

@@ -4,55 +4,76 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::{Event, EventSink};
 
 struct Inner {
-    file: File,
+    path: PathBuf,
+    /// Created at the first write: a run that prints nothing costs no file.
+    file: Option<File>,
     written: u64,
     truncated: bool,
 }
 
-/// An open task log.
+/// The task log of one execution.
 #[derive(Clone)]
 pub struct TaskLog {
     inner: Arc<Mutex<Inner>>,
     max_bytes: u64,
 }
 
+fn open(path: &Path) -> std::io::Result<File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+}
+
 impl TaskLog {
-    /// Creates the log at `path` (mode 0600), holding at most `max_bytes`.
-    pub fn create(path: &Path, max_bytes: u64) -> std::io::Result<Self> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
-        Ok(TaskLog {
+    /// The log at `path` (created with mode 0600 when something is first written), holding at
+    /// most `max_bytes`.
+    pub fn new(path: PathBuf, max_bytes: u64) -> Self {
+        TaskLog {
             inner: Arc::new(Mutex::new(Inner {
-                file,
+                path,
+                file: None,
                 written: 0,
                 truncated: false,
             })),
             max_bytes,
-        })
+        }
     }
 
     fn write(&self, bytes: &[u8]) {
-        let Ok(mut inner) = self.inner.lock() else {
+        let Ok(mut guard) = self.inner.lock() else {
             return;
         };
-        if inner.truncated {
+        let inner = &mut *guard;
+        if inner.truncated || bytes.is_empty() {
             return;
         }
+        if inner.file.is_none() {
+            match open(&inner.path) {
+                Ok(file) => inner.file = Some(file),
+                // No log is no reason to stop the run; `logs` then has nothing to show.
+                Err(_) => {
+                    inner.truncated = true;
+                    return;
+                }
+            }
+        }
+        let Some(file) = inner.file.as_mut() else {
+            return;
+        };
         let room = self.max_bytes.saturating_sub(inner.written);
         let take = bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        if inner.file.write_all(&bytes[..take]).is_ok() {
+        if file.write_all(&bytes[..take]).is_ok() {
             inner.written += take as u64;
         }
         if take < bytes.len() {
@@ -61,7 +82,7 @@ impl TaskLog {
                 "\n[forge-host: the log stops here, at its limit of {} bytes]\n",
                 self.max_bytes
             );
-            let _ = inner.file.write_all(note.as_bytes());
+            let _ = file.write_all(note.as_bytes());
         }
     }
 
@@ -109,8 +130,10 @@ mod tests {
     fn the_log_is_private_bounded_and_says_where_it_stops() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("logs/x.log");
-        let log = TaskLog::create(&path, 32).expect("create");
+        let log = TaskLog::new(path.clone(), 32);
         let sink = log.tee(None);
+        sink(Event::Started { id: "x".into() });
+        assert!(!path.exists(), "nothing written, no file");
         sink(Event::Stdout(bytes::Bytes::from("hello\n")));
         sink(Event::Progress {
             message: "half".into(),
