@@ -3,8 +3,11 @@
 //! transition, and restart reconciliation of executions a dead process left open.
 //!
 //! Only hashes of scripts, inputs and tool inputs are kept, never their contents or results.
-//! Every write is one short durable transaction (about 0.4 ms here): an execution costs three
-//! (opened, running, closed); nested calls are written with the close.
+//! Every write is one short durable transaction (about 0.4 ms here). An execution costs two:
+//! it is created when its guest is about to start (already `running`, with its inputs), and
+//! closed with its nested calls, metrics and publication. One that fails before it runs is
+//! written once, already terminal. A crash between the two leaves a `running` record that
+//! reconciliation closes.
 
 mod reconcile;
 mod schema;

@@ -246,15 +246,6 @@ impl Journal {
         self.update(id, &[to], |_, _| Ok(())).map(|_| ())
     }
 
-    /// Moves execution `id` to `running`, recording the inputs it was given.
-    pub fn running(&self, id: &str, inputs: Vec<super::JournalInput>) -> Result<(), JournalError> {
-        self.update(id, &[ExecutionState::Running], |record, _| {
-            record.inputs = inputs;
-            Ok(())
-        })
-        .map(|_| ())
-    }
-
     /// Ends execution `id`, once: a second close fails and changes nothing. Its nested calls are
     /// written in the same transaction.
     pub fn close(&self, id: &str, closing: Closing) -> Result<ExecutionRecord, JournalError> {
