@@ -2,6 +2,7 @@
 //! The engines must be built first (`cargo xtask test` does it).
 
 mod cases;
+mod engines;
 mod journal;
 mod python;
 mod run;

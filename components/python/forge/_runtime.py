@@ -227,6 +227,12 @@ def _run(request):
     except OSError:
         pass
     sys.argv = [request.filename]
+    # Print as it happens (the host keeps a bounded tail and streams it live), not at exit.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError, OSError):
+            pass
     source = request.source
     filename = request.filename
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

@@ -1,5 +1,6 @@
 //! The `forge-host` command line: one file per subcommand, glue only.
 
+mod engines;
 mod journal;
 mod logs;
 mod rerun;
@@ -58,6 +59,15 @@ enum Command {
     State(state::StateCommand),
     /// The live task log of an execution.
     Logs(logs::LogsArgs),
+    /// Engines: list them, check that they load and run, add one.
+    #[command(subcommand)]
+    Engines(engines::EnginesCommand),
+    /// Engines with their hashes and a probe run of each, and where data and caches are.
+    Status {
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Parses the command line and runs it.
@@ -80,6 +90,8 @@ pub fn main() -> ExitCode {
             Command::Journal(command) => journal::run(&cli.data, command),
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
+            Command::Engines(command) => engines::run(&cli.data, command).await,
+            Command::Status { json } => engines::status(&cli.data, json).await,
         }
     });
     match result {

@@ -1,0 +1,53 @@
+//! `forge-host status` and `forge-host engines`.
+
+use serde_json::Value;
+
+use crate::util::{Sandbox, repo};
+
+#[test]
+fn status_lists_every_engine_with_its_hash_and_a_probe_run() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.forge(&["status", "--json"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let status: Value = serde_json::from_str(&run.stdout()).expect("json");
+    let engines = status["engines"].as_array().expect("engines");
+    for id in ["javascript-quickjs", "python-cpython"] {
+        let engine = engines
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {status:#}"));
+        assert_eq!(engine["sha256"].as_str().map(str::len), Some(64));
+        assert_eq!(engine["probe"]["ok"], true, "{engine:#}");
+        assert!(engine["probe"]["boot_ms"].as_f64().unwrap_or(-1.0) >= 0.0);
+    }
+    let journal = sandbox.forge(&["journal", "list", "--json"]);
+    assert_eq!(
+        journal.stdout().trim(),
+        "[]",
+        "probes are not journaled with real runs"
+    );
+}
+
+#[test]
+fn engines_check_runs_each_engine_and_add_refuses_what_is_not_an_engine() {
+    let sandbox = Sandbox::new();
+    let check = sandbox.forge(&["engines", "check", "--json"]);
+    assert_eq!(check.code(), 0, "{}", check.stdout());
+    let garbage = sandbox.script("garbage.wasm", "not wasm at all");
+    let add = sandbox.forge(&["engines", "add", garbage.to_str().expect("utf-8")]);
+    assert_eq!(add.code(), 2);
+    assert!(
+        add.stderr().starts_with("error ENGINE_UNAVAILABLE"),
+        "{}",
+        add.stderr()
+    );
+    let quickjs = repo().join("target/engines/javascript-quickjs.wasm");
+    let again = sandbox.forge(&["engines", "add", quickjs.to_str().expect("utf-8")]);
+    assert_eq!(again.code(), 0, "{}", again.stderr());
+    let lock =
+        std::fs::read_to_string(sandbox.data_dir().join("engines/engines.lock")).expect("lock");
+    assert!(lock.contains("javascript-quickjs"), "{lock}");
+    let listed = sandbox.forge(&["engines", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed.stdout()).expect("json");
+    assert!(listed["engines"].as_array().is_some_and(|e| e.len() >= 2));
+}
