@@ -36,7 +36,7 @@ fn journal_show_has_each_call_with_its_effect_and_input_hash() {
     let id = run.report()["id"].as_str().expect("id").to_string();
     let shown = sandbox.forge(&["journal", "show", &id, "--json"]);
     let shown: Value = serde_json::from_str(&shown.stdout()).expect("json");
-    let execution = &shown["execution"];
+    let execution = &shown;
     assert_eq!(execution["status"], "succeeded");
     assert_eq!(execution["engine"], "javascript-quickjs");
     assert_eq!(execution["script_sha256"], run.report()["script_sha256"]);
@@ -47,6 +47,9 @@ fn journal_show_has_each_call_with_its_effect_and_input_hash() {
         hex::encode(sha2::Sha256::digest(br#"{"a":1}"#))
     };
     assert_eq!(calls[0]["tool"], "echo");
+    assert_eq!(calls[0]["execution_id"], id.as_str());
+    assert_eq!(calls[0]["position"], 1);
+    assert!(execution["owner_pid"].is_u64());
     assert_eq!(calls[0]["effect"], "internal");
     assert_eq!(calls[0]["input_sha256"], echo_input_sha.as_str());
     assert_eq!(calls[1]["status"], "failed");

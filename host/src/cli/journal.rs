@@ -94,7 +94,22 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
             let record = journal.get(&id)?;
             let calls = journal.calls(&id)?;
             if json {
-                println!("{}", json!({ "execution": record, "calls": calls }));
+                // The execution's fields, and its calls (each naming its execution).
+                let mut shown = serde_json::to_value(&record)?;
+                let calls: Vec<serde_json::Value> = calls
+                    .iter()
+                    .map(|call| {
+                        let mut value = serde_json::to_value(call).unwrap_or_default();
+                        if let Some(fields) = value.as_object_mut() {
+                            fields.insert("execution_id".into(), json!(record.id));
+                        }
+                        value
+                    })
+                    .collect();
+                if let Some(fields) = shown.as_object_mut() {
+                    fields.insert("calls".into(), json!(calls));
+                }
+                println!("{shown}");
             } else {
                 println!("{}", line(&record));
                 println!(

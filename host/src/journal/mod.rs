@@ -98,7 +98,8 @@ pub struct ExecutionRecord {
     /// Published files.
     #[serde(default)]
     pub outputs: Vec<PublishedFile>,
-    /// The process that ran it.
+    /// The process that ran it (`owner_pid`, `owner_start_ticks`).
+    #[serde(flatten)]
     pub owner: Owner,
 }
 

@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     /// Process id.
+    #[serde(rename = "owner_pid")]
     pub pid: u32,
     /// Start time of the process in clock ticks since boot (`/proc/PID/stat` field 22), when
     /// known.
+    #[serde(rename = "owner_start_ticks")]
     pub start_ticks: Option<u64>,
 }
 
