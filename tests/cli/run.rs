@@ -317,3 +317,30 @@ fn every_example_runs() {
         "at least three Python examples: {ran:?}"
     );
 }
+
+#[test]
+fn keep_leaves_the_job_folder_and_engine_forces_an_engine() {
+    let sandbox = Sandbox::new();
+    let kept = sandbox.run_js("return 1;", &["--keep"]);
+    let job = kept.report()["job_dir"]
+        .as_str()
+        .expect("job_dir")
+        .to_string();
+    for folder in ["input", "output", "work"] {
+        assert!(
+            std::path::Path::new(&job).join(folder).is_dir(),
+            "{job}/{folder}"
+        );
+    }
+    let gone = sandbox.run_js("return 1;", &[]);
+    assert!(gone.report().get("job_dir").is_none());
+    let forced = sandbox.script("not-js.txt", "return 'ran as JavaScript';");
+    let run = sandbox.forge(&[
+        "run",
+        forced.to_str().expect("utf-8"),
+        "--engine",
+        "javascript-quickjs",
+        "--json",
+    ]);
+    assert_eq!(run.report()["value"], "ran as JavaScript");
+}
