@@ -55,6 +55,27 @@ fn parse_lock(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Flags for guest builds: no debug info, and no machine-specific paths in the binary (panic
+/// locations name files), so the same sources give the same component on any checkout.
+fn guest_rustflags() -> String {
+    let cargo_home = std::env::var("CARGO_HOME")
+        .ok()
+        .or_else(|| {
+            std::env::var("HOME")
+                .ok()
+                .map(|home| format!("{home}/.cargo"))
+        })
+        .unwrap_or_default();
+    let mut flags = format!(
+        "-C strip=debuginfo --remap-path-prefix={}=/forge",
+        workspace_root().display()
+    );
+    if !cargo_home.is_empty() {
+        flags.push_str(&format!(" --remap-path-prefix={cargo_home}=/cargo"));
+    }
+    flags
+}
+
 /// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
 /// clang-19 against wasi-libc.
 pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
@@ -77,7 +98,7 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
             "CFLAGS_wasm32_wasip2",
             format!("--sysroot={}", sysroot.display()),
         )
-        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", "-C strip=debuginfo");
+        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
     Ok(command)
 }
 
