@@ -58,6 +58,11 @@ fn parse_lock(text: &str) -> Vec<(String, String)> {
 /// Flags for guest builds: no debug info, and no machine-specific paths in the binary (panic
 /// locations name files), so the same sources give the same component on any checkout.
 fn guest_rustflags() -> String {
+    format!("-C strip=debuginfo {}", path_maps("--remap-path-prefix"))
+}
+
+/// `FLAG=<checkout>=/forge FLAG=<cargo home>=/cargo`, for rustc and for clang.
+fn path_maps(flag: &str) -> String {
     let cargo_home = std::env::var("CARGO_HOME")
         .ok()
         .or_else(|| {
@@ -66,14 +71,11 @@ fn guest_rustflags() -> String {
                 .map(|home| format!("{home}/.cargo"))
         })
         .unwrap_or_default();
-    let mut flags = format!(
-        "-C strip=debuginfo --remap-path-prefix={}=/forge",
-        workspace_root().display()
-    );
+    let mut maps = format!("{flag}={}=/forge", workspace_root().display());
     if !cargo_home.is_empty() {
-        flags.push_str(&format!(" --remap-path-prefix={cargo_home}=/cargo"));
+        maps.push_str(&format!(" {flag}={cargo_home}=/cargo"));
     }
-    flags
+    maps
 }
 
 /// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
@@ -96,7 +98,11 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
         .env("AR_wasm32_wasip2", "llvm-ar-19")
         .env(
             "CFLAGS_wasm32_wasip2",
-            format!("--sysroot={}", sysroot.display()),
+            format!(
+                "--sysroot={} {}",
+                sysroot.display(),
+                path_maps("-ffile-prefix-map")
+            ),
         )
         .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
     Ok(command)
