@@ -9,7 +9,9 @@ use serde_json::json;
 
 use super::DataDirArgs;
 use crate::datadir::DataDir;
-use crate::engines::{Cache, EngineLock, EngineRegistry, LOCK_FILE, LockedEngine, sha256_hex};
+use crate::engines::{
+    Cache, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE, LockedEngine, sha256_hex,
+};
 use crate::error::Error;
 use crate::kernel::{ExecutionRequest, Kernel};
 
@@ -39,14 +41,20 @@ pub enum EnginesCommand {
 
 /// Runs an empty script in `id` in a throwaway data directory (so the probe is not journaled
 /// with real runs) and returns its wall time in milliseconds.
-async fn probe(id: &str, extension: &str) -> anyhow::Result<f64> {
+async fn probe(entry: &EngineEntry) -> anyhow::Result<f64> {
+    let extension = entry
+        .description
+        .extensions
+        .first()
+        .cloned()
+        .unwrap_or_default();
     let scratch = tempfile::tempdir()?;
     let kernel = Kernel::builder(DataDir::new(scratch.path()))
         .build()
         .await?;
     let started = Instant::now();
     let mut request = ExecutionRequest::new("", format!("probe{extension}"));
-    request.engine = Some(id.to_string());
+    request.engine = Some(entry.description.id.clone());
     let report = kernel.run(request).await?;
     if let Some(error) = report.error {
         return Err(Error::new(error.code, error.message).into());
@@ -104,13 +112,7 @@ pub async fn run(data: &DataDirArgs, command: EnginesCommand) -> anyhow::Result<
                 .iter()
                 .filter(|e| id.as_ref().is_none_or(|id| *id == e.description.id))
             {
-                let extension = entry
-                    .description
-                    .extensions
-                    .first()
-                    .cloned()
-                    .unwrap_or_default();
-                let outcome = probe(&entry.description.id, &extension).await;
+                let outcome = probe(entry).await;
                 ok &= outcome.is_ok();
                 results.push(match outcome {
                     Ok(ms) => json!({"id": entry.description.id, "ok": true, "probe_ms": ms}),
@@ -232,13 +234,7 @@ pub async fn status(data: &DataDirArgs, json: bool) -> anyhow::Result<ExitCode> 
     let registry = registry(data).await?;
     let mut engines = Vec::new();
     for entry in registry.entries() {
-        let extension = entry
-            .description
-            .extensions
-            .first()
-            .cloned()
-            .unwrap_or_default();
-        let probe = probe(&entry.description.id, &extension).await;
+        let probe = probe(entry).await;
         engines.push(json!({
             "id": entry.description.id,
             "version": entry.description.version,
