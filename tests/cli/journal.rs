@@ -259,6 +259,16 @@ fn kill_9_at_random_points_loses_no_committed_record() {
             assert_eq!(record["error_code"], "ISOLATE_FAILURE");
         }
     }
+    eprintln!(
+        "kill -9: {} runs finished, {} killed after they were journaled, {} records",
+        finished.len(),
+        killed_after_start.len(),
+        records.len()
+    );
+    assert!(
+        !killed_after_start.is_empty(),
+        "some kills landed while a journaled run ran"
+    );
     assert!(
         finished.len() + killed_after_start.len() > 10,
         "the kills landed across the run"
@@ -406,4 +416,40 @@ fn a_journal_written_by_schema_1_still_opens() {
             .report()["value"],
         "v1"
     );
+}
+
+#[test]
+fn ctrl_c_cancels_a_run_and_the_journal_says_cancelled() {
+    use std::io::{BufRead, BufReader};
+    let sandbox = Sandbox::new();
+    let script = sandbox.script("spin.js", "while (true) {}");
+    let mut child = forge(&sandbox)
+        .args([
+            "run",
+            script.to_str().expect("utf-8"),
+            "--json",
+            "--timeout",
+            "60s",
+        ])
+        .spawn()
+        .expect("spawn");
+    // Wait until the run is journaled and its guest starts, then interrupt it as Ctrl-C would.
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while stderr.read_line(&mut line).expect("read") > 0 && !line.contains("\"started\"") {
+        line.clear();
+    }
+    assert!(line.contains("\"started\""), "the run announced its start");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("report");
+    assert_eq!(report["status"], "cancelled");
+    assert_eq!(report["error"]["code"], "CANCELLED");
+    let records = journal_list(&sandbox);
+    assert_eq!(records[0]["status"], "cancelled");
 }

@@ -8,9 +8,10 @@ use crate::setup::{WASM_TARGET, wasi_sysroot};
 use crate::{Result, cargo, run, workspace_root};
 
 /// Adds or replaces engine `id` in `target/engines/engines.lock`: its file `<id>.wasm`, the
-/// sha256 of its bytes, and the extensions it runs (so that picking an engine for a file needs
-/// no other engine to be compiled first; the host checks them against `describe()`).
-pub fn publish(built: &Path, id: &str, extensions: &[&str]) -> Result {
+/// sha256 of its bytes, the extensions it runs (so that picking an engine for a file needs no
+/// other engine to be compiled first; the host checks them against `describe()`), and the
+/// packages it provides beyond its standard library (which pick a Python profile).
+pub fn publish(built: &Path, id: &str, extensions: &[&str], packages: &[&str]) -> Result {
     let engines = workspace_root().join("target/engines");
     std::fs::create_dir_all(&engines).map_err(|e| format!("{}: {e}", engines.display()))?;
     let bytes = std::fs::read(built).map_err(|e| format!("{}: {e}", built.display()))?;
@@ -27,10 +28,18 @@ pub fn publish(built: &Path, id: &str, extensions: &[&str]) -> Result {
         .map(|text| parse_lock(&text))
         .unwrap_or_default();
     entries.retain(|(name, _)| *name != file);
-    let quoted: Vec<String> = extensions.iter().map(|e| format!("\"{e}\"")).collect();
+    let list = |items: &[&str]| {
+        let quoted: Vec<String> = items.iter().map(|e| format!("\"{e}\"")).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let provides = if packages.is_empty() {
+        String::new()
+    } else {
+        format!(", \"packages\": {}", list(packages))
+    };
     let line = format!(
-        "    {{ \"file\": \"{file}\", \"sha256\": \"{sha256}\", \"id\": \"{id}\", \"extensions\": [{}] }}",
-        quoted.join(", ")
+        "    {{ \"file\": \"{file}\", \"sha256\": \"{sha256}\", \"id\": \"{id}\", \"extensions\": {}{provides} }}",
+        list(extensions)
     );
     entries.push((file.clone(), line));
     entries.sort();
@@ -112,7 +121,7 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
 pub fn build_quickjs() -> Result {
     run(&mut quickjs_cargo("build")?)?;
     let built = workspace_root().join("target/wasm32-wasip2/release/forge_quickjs.wasm");
-    publish(&built, "javascript-quickjs", &[".js", ".mjs", ".cjs"])
+    publish(&built, "javascript-quickjs", &[".js", ".mjs", ".cjs"], &[])
 }
 
 #[cfg(test)]

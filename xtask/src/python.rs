@@ -110,5 +110,5 @@ pub fn build_python() -> Result {
             .arg(&partial))?;
         std::fs::rename(&partial, &output).map_err(|e| format!("{}: {e}", output.display()))?;
     }
-    publish(&output, "python-cpython", &[".py"])
+    publish(&output, "python-cpython", &[".py"], &[])
 }

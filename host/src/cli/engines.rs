@@ -174,6 +174,7 @@ async fn add(data: &DataDirArgs, file: &std::path::Path) -> anyhow::Result<ExitC
             sha256: sha256.clone(),
             id: None,
             extensions: None,
+            packages: None,
         }],
     };
     std::fs::write(scratch.path().join(LOCK_FILE), serde_json::to_vec(&lock)?)?;
@@ -216,6 +217,7 @@ async fn add(data: &DataDirArgs, file: &std::path::Path) -> anyhow::Result<ExitC
         sha256: sha256.clone(),
         id: Some(description.id.clone()),
         extensions: Some(description.extensions.clone()),
+        packages: None,
     });
     std::fs::write(&lock_path, serde_json::to_vec_pretty(&lock)?)?;
     println!(

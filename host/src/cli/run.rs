@@ -148,6 +148,9 @@ fn printer(json: bool) -> Arc<dyn Fn(Event) + Send + Sync> {
             Value::String(text) => println!("{text}"),
             other => println!("{other}"),
         },
+        Event::Started { id } if json => {
+            eprintln!("{}", json!({"started": {"id": id}}));
+        }
         Event::Progress {
             message,
             completed,

@@ -3,6 +3,7 @@
 
 pub mod bindings;
 mod cache;
+pub mod imports;
 mod instance;
 mod registry;
 mod runtime;

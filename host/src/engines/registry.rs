@@ -47,6 +47,10 @@ pub struct LockedEngine {
     /// without compiling the others. Checked against `describe()` when the engine is loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<String>>,
+    /// Packages it provides beyond its language's standard library (a Python profile's numpy,
+    /// pandas, ...), which pick the smallest profile that covers a script's imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packages: Option<Vec<String>>,
 }
 
 /// What an engine says about itself (its `describe()` answer).
@@ -71,9 +75,34 @@ pub struct EngineEntry {
     pub path: PathBuf,
     /// Its sha256 (verified against its directory's lock).
     pub sha256: String,
+    /// Packages it provides beyond the standard library (from its lock).
+    pub packages: Vec<String>,
     /// Its description: its own `describe()` answer once it has been loaded, until then what
     /// its lock says.
     pub description: EngineDescription,
+}
+
+/// Among engines for one extension, the one with the fewest packages that provides every
+/// package the script imports (of those any of them provides); else the smallest.
+fn smallest_covering<'a>(
+    mut candidates: Vec<&'a EngineEntry>,
+    source: &str,
+) -> Option<&'a EngineEntry> {
+    candidates.sort_by_key(|e| e.packages.len());
+    if candidates.len() > 1 {
+        let known: Vec<&String> = candidates.iter().flat_map(|e| &e.packages).collect();
+        let wanted: Vec<String> = super::imports::python_imports(source)
+            .into_iter()
+            .filter(|import| known.contains(&import))
+            .collect();
+        if let Some(covering) = candidates
+            .iter()
+            .find(|e| wanted.iter().all(|w| e.packages.contains(w)))
+        {
+            return Some(covering);
+        }
+    }
+    candidates.first().copied()
 }
 
 /// How long loading took, for `status` and benchmarks.
@@ -184,6 +213,7 @@ impl EngineRegistry {
         let mut entry = EngineEntry {
             path,
             sha256,
+            packages: pinned.packages.clone().unwrap_or_default(),
             description: match (cached, &pinned.id, &pinned.extensions) {
                 (Some(description), Some(id), _) if description.id != *id => {
                     return Err(Error::engine_unavailable(format!(
@@ -266,37 +296,43 @@ impl EngineRegistry {
             })
     }
 
-    /// The engine that runs files like `path`, by extension.
-    pub fn for_file(&self, path: &Path) -> Result<&EngineEntry> {
+    /// The engine that runs files like `path`, by extension. When several engines run the
+    /// extension (Python profiles), the one with the fewest packages that still provides every
+    /// package the script imports is chosen; when none does, the smallest, whose own import check
+    /// then names what is missing and how to get it.
+    pub fn for_file(&self, path: &Path, source: &str) -> Result<&EngineEntry> {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().to_lowercase())
             .unwrap_or_default();
-        self.entries
+        let candidates: Vec<&EngineEntry> = self
+            .entries
             .iter()
-            .find(|e| {
+            .filter(|e| {
                 e.description
                     .extensions
                     .iter()
                     .any(|ext| name.ends_with(&ext.to_lowercase()))
             })
-            .ok_or_else(|| {
-                let known: Vec<String> = self
-                    .entries
-                    .iter()
-                    .flat_map(|e| e.description.extensions.clone())
-                    .collect();
-                Error::engine_unavailable(format!(
-                    "no engine runs `{}` (extensions with an engine: {}){}",
-                    path.display(),
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(" ")
-                    },
-                    self.problem_hint()
-                ))
-            })
+            .collect();
+        if let Some(chosen) = smallest_covering(candidates, source) {
+            return Ok(chosen);
+        }
+        let known: Vec<String> = self
+            .entries
+            .iter()
+            .flat_map(|e| e.description.extensions.clone())
+            .collect();
+        Err(Error::engine_unavailable(format!(
+            "no engine runs `{}` (extensions with an engine: {}){}",
+            path.display(),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(" ")
+            },
+            self.problem_hint()
+        )))
     }
 
     fn problem_hint(&self) -> String {
@@ -402,5 +438,49 @@ impl EngineRegistry {
         })?;
         self.cache.write_atomic(&compiled_path, &serialized)?;
         Ok((component, true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, packages: &[&str]) -> EngineEntry {
+        EngineEntry {
+            path: PathBuf::from(format!("{id}.wasm")),
+            sha256: "0".repeat(64),
+            packages: packages.iter().map(|p| p.to_string()).collect(),
+            description: EngineDescription {
+                id: id.into(),
+                language: "python".into(),
+                version: String::new(),
+                extensions: vec![".py".into()],
+                capabilities: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_smallest_profile_that_covers_the_imports_is_chosen() {
+        let stdlib = entry("python-cpython", &[]);
+        let science = entry("python-science", &["numpy", "pandas", "dateutil"]);
+        let both = || vec![&science, &stdlib];
+        let id = |source: &str| smallest_covering(both(), source).map(|e| e.description.id.clone());
+        assert_eq!(id("import csv\nimport json"), Some("python-cpython".into()));
+        assert_eq!(id("import pandas as pd"), Some("python-science".into()));
+        assert_eq!(
+            id("from numpy import linalg\nimport requests"),
+            Some("python-science".into())
+        );
+        assert_eq!(
+            id("import requests"),
+            Some("python-cpython".into()),
+            "nobody has it: the smallest"
+        );
+        let only_stdlib = smallest_covering(vec![&stdlib], "import pandas");
+        assert_eq!(
+            only_stdlib.map(|e| e.description.id.as_str()),
+            Some("python-cpython")
+        );
     }
 }

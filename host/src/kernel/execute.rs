@@ -66,7 +66,7 @@ fn choose_engine<'k>(kernel: &'k Kernel, request: &ExecutionRequest) -> Result<&
         Some(id) => kernel.registry.by_id(id),
         None => kernel
             .registry
-            .for_file(std::path::Path::new(&request.filename)),
+            .for_file(std::path::Path::new(&request.filename), &request.source),
     }
 }
 
