@@ -344,3 +344,33 @@ fn keep_leaves_the_job_folder_and_engine_forces_an_engine() {
     ]);
     assert_eq!(run.report()["value"], "ran as JavaScript");
 }
+
+#[test]
+fn a_config_file_sets_limits_and_typed_flags_override_it() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.script(
+        "limits.json",
+        r#"{"timeout": "700ms", "max-tool-calls": 2, "memory": "64MiB"}"#,
+    );
+    let config = config.to_str().expect("utf-8");
+    let calls = "for (let i = 0; i < 3; i++) await tools.call('echo', {}); return 'done';";
+    let budget = sandbox.run_js(calls, &["--config", config]);
+    assert_eq!(
+        budget.error_code(),
+        "TOOL_BUDGET",
+        "the file's max-tool-calls applies"
+    );
+    let overridden = sandbox.run_js(calls, &["--config", config, "--max-tool-calls", "5"]);
+    assert_eq!(overridden.report()["value"], "done", "a typed flag wins");
+    let spin = sandbox.run_js("while (true) {}", &["--config", config]);
+    assert_eq!(spin.status(), "timed_out");
+    let bad = sandbox.script("bad.json", r#"{"timeuot": "1s"}"#);
+    let refused = sandbox.run_js("return 1;", &["--config", bad.to_str().expect("utf-8")]);
+    assert_eq!(refused.code(), 2);
+    assert!(
+        refused.report()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timeuot")
+    );
+}

@@ -48,7 +48,7 @@ impl DataDirArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a script in the engine its extension picks, print its result.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Run an earlier execution again: same script, engine, limits, session and inputs.
     Rerun(rerun::RerunArgs),
     /// What ran, how it ended, and its nested calls.
@@ -72,7 +72,24 @@ enum Command {
 
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    // Flags typed on the command line win over a `--config` file; their defaults do not.
+    let explicit: Vec<String> = matches
+        .subcommand()
+        .map(|(_, sub)| {
+            sub.ids()
+                .filter(|id| {
+                    sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .map(|id| id.as_str().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -85,7 +102,7 @@ pub fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(&cli.data, args).await,
+            Command::Run(args) => run::run(&cli.data, *args, &explicit).await,
             Command::Rerun(args) => rerun::run(&cli.data, args).await,
             Command::Journal(command) => journal::run(&cli.data, command),
             Command::State(command) => state::run(&cli.data, command),

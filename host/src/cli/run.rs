@@ -90,6 +90,10 @@ pub struct RunArgs {
     /// Keep the job folder (/input, /output, /work) after the run and print where it is
     #[arg(long)]
     pub keep: bool,
+    /// Limits from a JSON file of flag names and values ({"timeout": "5s", "memory": "64MiB"});
+    /// flags typed on the command line override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Session whose shared state the script reads and writes [default: one per working directory]
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
@@ -105,7 +109,49 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn limits(&self) -> Limits {
+    /// The limits: a `--config` file's, with the flags typed on the command line on top; or
+    /// the flags with their defaults.
+    fn limits(&self, explicit: &[String]) -> Result<Limits, Error> {
+        let flags = self.flag_limits();
+        let Some(path) = &self.config else {
+            return Ok(flags);
+        };
+        let text = std::fs::read(path)
+            .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", path.display())))?;
+        let config: Value = serde_json::from_slice(&text)
+            .map_err(|e| Error::invalid_input(format!("{} is not JSON: {e}", path.display())))?;
+        let mut limits = Limits::default();
+        crate::limits::apply_config(&mut limits, &config)?;
+        let typed = serde_json::to_value(&flags).unwrap_or_default();
+        for id in explicit {
+            // A typed limit flag overrides the file: read it back from the flags' limits.
+            let field = match id.as_str() {
+                "timeout" => "timeout_ms",
+                "memory" => "memory_bytes",
+                "fuel" => "fuel",
+                "max_tool_calls" => "max_tool_calls",
+                "max_concurrency" => "max_concurrency",
+                "max_call_input" => "max_call_input_bytes",
+                "max_call_response" => "max_call_response_bytes",
+                "max_output" => "max_output_bytes",
+                "max_result" => "max_result_bytes",
+                "max_state" => "max_state_bytes",
+                "max_state_value" => "max_state_value_bytes",
+                "max_files" => "max_publish_files",
+                "max_files_bytes" => "max_publish_bytes",
+                "max_file_bytes" => "max_publish_file_bytes",
+                "max_log" => "max_log_bytes",
+                _ => continue,
+            };
+            let mut merged = serde_json::to_value(&limits).unwrap_or_default();
+            merged[field] = typed[field].clone();
+            limits =
+                serde_json::from_value(merged).map_err(|e| Error::invalid_input(e.to_string()))?;
+        }
+        Ok(limits)
+    }
+
+    fn flag_limits(&self) -> Limits {
         Limits {
             timeout: self.timeout,
             fuel: self.fuel,
@@ -186,8 +232,12 @@ fn progress_line(message: &str, completed: Option<f64>, total: Option<f64>) -> S
 }
 
 /// Runs `forge-host run`.
-pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let outcome = execute(data, &args).await;
+pub async fn run(
+    data: &DataDirArgs,
+    args: RunArgs,
+    explicit: &[String],
+) -> anyhow::Result<ExitCode> {
+    let outcome = execute(data, &args, explicit).await;
     report_outcome(outcome, args.json)
 }
 
@@ -231,7 +281,11 @@ pub(super) async fn execute_request(
     Ok(kernel.run(request).await?)
 }
 
-async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport> {
+async fn execute(
+    data: &DataDirArgs,
+    args: &RunArgs,
+    explicit: &[String],
+) -> anyhow::Result<RunReport> {
     let source = std::fs::read(&args.file)
         .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", args.file.display())))?;
     let source = String::from_utf8(source)
@@ -245,7 +299,7 @@ async fn execute(data: &DataDirArgs, args: &RunArgs) -> anyhow::Result<RunReport
         source,
         filename,
         engine: args.engine.clone(),
-        limits: args.limits(),
+        limits: args.limits(explicit)?,
         policy: Policy {
             allow_write: args.allow_write,
             allow_process: args.allow_process,

@@ -1,6 +1,7 @@
 //! Every limit of an execution (SPEC §5), with its default, and the load-time check that rejects
 //! a value out of range or an incompatible pair before anything runs.
 
+mod config;
 mod meter;
 mod parse;
 
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use config::{apply_config, set_limit};
 pub use meter::{MemoryLimiter, MemoryStats};
 pub use parse::{format_size, parse_duration, parse_size};
 
