@@ -131,4 +131,5 @@ cases! {
     no_network,
     no_host_filesystem,
     unbounded_recursion,
+    doubling_string_bomb,
 }

@@ -32,6 +32,11 @@
     return text === undefined ? "null" : text;
   };
 
+  // QuickJS's own error type for engine limits; not standard JavaScript, and removed from the
+  // script's globals so that an InternalError always comes from the engine.
+  const EngineInternalError = globalThis.InternalError;
+  delete globalThis.InternalError;
+
   const PASS_THROUGH = new Set(["TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"]);
 
   // In-flight calls by host call id; settled by the engine's run loop (`settle`).
@@ -182,7 +187,11 @@
       if (e instanceof Error) {
         // Only the codes a host call can reject with pass through; anything else a script
         // puts on a ForgeError is a plain runtime failure.
-        const code = e instanceof ForgeError && PASS_THROUGH.has(e.code) ? e.code : "";
+        let code = e instanceof ForgeError && PASS_THROUGH.has(e.code) ? e.code : "";
+        // QuickJS builds `s + s` as a rope, so a doubling string reaches the engine's longest
+        // string (2^30 characters) before it takes any memory: that is the string memory bomb
+        // failing, not a bug in the script. Scripts cannot construct InternalError (see below).
+        if (e instanceof EngineInternalError && e.message === "string too long") code = "MEMORY_LIMIT";
         const message = `${e.name}: ${e.message}`;
         return { code, message, stack: typeof e.stack === "string" ? e.stack : undefined };
       }

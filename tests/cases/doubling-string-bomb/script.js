@@ -1,0 +1,2 @@
+let s = "a";
+while (true) s += s;
