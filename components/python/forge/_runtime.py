@@ -222,6 +222,9 @@ def _run(request):
     current = Run(request)
     # The build-time snapshot froze the generators' state: every run starts from fresh entropy.
     random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
     try:
         os.chdir("/work")
     except OSError:
