@@ -1,0 +1,5 @@
+import forge
+import _cxxtrap
+print("before")
+_cxxtrap.boom()
+forge.result("not reached")
