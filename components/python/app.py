@@ -18,7 +18,7 @@ from wit_world.exports import engine
 class Engine(wit_world.exports.Engine):
     def describe(self) -> engine.EngineInfo:
         return engine.EngineInfo(
-            id="python-cpython",
+            id=_runtime.ENGINE_ID,
             language="python",
             version=f"CPython {sys.version.split()[0]} (componentize-py 0.25.1)",
             extensions=[".py"],

@@ -6,6 +6,8 @@
 //! - `build`: setup, the engine components copied into `target/engines/` with their pinned
 //!   sha256 in `engines.lock` (QuickJS: Rust for wasm32-wasip2; CPython: componentize-py from a
 //!   venv in `target/python-venv`), and the release host.
+//! - `build --profile science`: also the `python-science` engine (numpy, pandas): a work in
+//!   progress, run by hand, not yet by `test` (components/python-science/NOTES.md).
 //! - `test`: build, then `cargo test --release` over the workspace.
 //! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
@@ -71,7 +73,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::setup(),
-        Some("build") => build(),
+        Some("build") => match args.get(1..).unwrap_or_default() {
+            [] => build(),
+            [flag, profile] if flag == "--profile" && profile == "science" => {
+                build().and_then(|()| python::build_science())
+            }
+            _ => Err(USAGE.to_string()),
+        },
         Some("test") => build().and_then(|()| {
             run(cargo()
                 .args([

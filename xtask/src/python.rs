@@ -112,3 +112,37 @@ pub fn build_python() -> Result {
     }
     publish(&output, "python-cpython", &[".py"], &[])
 }
+
+/// The packages the science profile adds to the standard library (what picks it for a script).
+const SCIENCE_PACKAGES: [&str; 6] = ["numpy", "pandas", "dateutil", "pytz", "tzdata", "six"];
+
+/// Builds `python-science.wasm` with `components/python-science/build.py` (pinned, hash-checked,
+/// incremental) and publishes it. Its work and venv folders default to `target/`;
+/// `SCIENCE_WORK` and `SCIENCE_VENV` point elsewhere.
+pub fn build_science() -> Result {
+    let root = workspace_root();
+    crate::setup::apt_install(&[
+        "libclang-rt-19-dev-wasm32",
+        "libc++-19-dev-wasm32",
+        "libc++abi-19-dev-wasm32",
+        "lld-19",
+    ])?;
+    let output = root.join("target/wasm-python/python-science.wasm");
+    let work = std::env::var("SCIENCE_WORK")
+        .unwrap_or_else(|_| root.join("target/science-build").display().to_string());
+    let venv = std::env::var("SCIENCE_VENV")
+        .unwrap_or_else(|_| root.join("target/science-venv").display().to_string());
+    run(Command::new("python3")
+        .current_dir(&root)
+        .arg("components/python-science/build.py")
+        .args([
+            "--work",
+            &work,
+            "--venv",
+            &venv,
+            "--sdist-via-index",
+            "--out",
+        ])
+        .arg(&output))?;
+    publish(&output, "python-science", &[".py"], &SCIENCE_PACKAGES)
+}

@@ -15,11 +15,13 @@ from forge import _runtime
 import wit_world
 from wit_world.exports import engine
 
+_runtime.ENGINE_ID = "python-science"
+
 
 class Engine(wit_world.exports.Engine):
     def describe(self) -> engine.EngineInfo:
         return engine.EngineInfo(
-            id="python-science",
+            id=_runtime.ENGINE_ID,
             language="python",
             version=f"CPython {sys.version.split()[0]} + numpy {science_preload.numpy.__version__} (componentize-py 0.25.1)",
             extensions=[".py"],

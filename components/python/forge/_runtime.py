@@ -24,6 +24,9 @@ SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "pytz", "tzdata", "six"}
 
 _UNSET = object()
 
+# The engine id these messages name; an app built on this runtime for another profile sets it.
+ENGINE_ID = "python-cpython"
+
 
 class Run:
     """What the `forge` module needs to know about the current run."""
@@ -123,16 +126,13 @@ def why_unavailable(module):
             f"the standard library module `{module}` is not part of this CPython build "
             f"(WASI builds lack: {absent})"
         )
-    if top in SCIENCE_PACKAGES:
+    if top in SCIENCE_PACKAGES and ENGINE_ID == "python-cpython":
         return (
-            f"package `{top}` is not available in this engine (python-cpython: the standard "
+            f"package `{top}` is not available in this engine ({ENGINE_ID}: the standard "
             f"library only); it comes with the python-science profile: "
             f"cargo xtask build --profile science"
         )
-    return (
-        f"package `{top}` is not available in this engine (python-cpython: the standard "
-        f"library and `forge` only)"
-    )
+    return f"package `{top}` is not available in this engine ({ENGINE_ID})"
 
 
 def scan(tree):
