@@ -268,11 +268,6 @@ impl EngineRegistry {
         &self.problems
     }
 
-    /// The cache this registry compiles into.
-    pub fn cache(&self) -> &Cache {
-        &self.cache
-    }
-
     /// The engine with id `id`.
     pub fn by_id(&self, id: &str) -> Result<&EngineEntry> {
         self.entries

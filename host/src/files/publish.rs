@@ -372,11 +372,6 @@ pub fn stage(
 }
 
 impl Staged {
-    /// The files it will publish.
-    pub fn files(&self) -> &[PublishedFile] {
-        &self.files
-    }
-
     /// Second phase: renames the staging folder into place (an earlier publication there is
     /// swapped out first, and restored if the rename fails).
     pub fn commit(mut self) -> Result<Vec<PublishedFile>, PublishError> {

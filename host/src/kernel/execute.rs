@@ -95,19 +95,9 @@ fn publication_target(request: &ExecutionRequest, job: &JobDir, id: &str) -> Opt
     wrote_something.then(|| PathBuf::from("forge-out").join(id))
 }
 
-/// What the provenance of a publication needs besides the files.
-struct RunFacts<'a> {
-    id: &'a str,
-    entry: &'a EngineEntry,
-    request: &'a ExecutionRequest,
-    script_sha256: &'a str,
-    inputs: &'a [InputRecord],
-    started_at: &'a str,
-    started: Instant,
-}
-
 fn stage(
-    facts: &RunFacts<'_>,
+    facts: &Facts<'_>,
+    inputs: &[InputRecord],
     job: &JobDir,
     target: &std::path::Path,
     verdict: &Verdict,
@@ -130,7 +120,7 @@ fn stage(
                 engine_sha256: &facts.entry.sha256,
                 script: &facts.request.filename,
                 script_sha256: facts.script_sha256,
-                inputs: facts.inputs,
+                inputs,
                 limits: &facts.request.limits,
                 started_at: facts.started_at,
                 wall_ms: millis(facts.started.elapsed()),
@@ -382,15 +372,6 @@ async fn finish(
         }
     };
 
-    let publication = RunFacts {
-        id,
-        entry: facts.entry,
-        request,
-        script_sha256: facts.script_sha256,
-        inputs: &inputs,
-        started_at: facts.started_at,
-        started: facts.started,
-    };
     let target = publication_target(request, &job, id);
     let mut staged = None;
     if verdict.status == ExecutionState::Succeeded {
@@ -398,7 +379,7 @@ async fn finish(
         // Validate and stage the publication first: state is committed only when the outputs
         // can be published, and the outputs appear only once state is committed.
         if let Some(target) = &target {
-            match stage(&publication, &job, target, &verdict) {
+            match stage(facts, &inputs, &job, target, &verdict) {
                 Ok(ready) => staged = Some(ready),
                 Err(error) => verdict = Verdict::failed(error.code(), error.to_string()),
             }
@@ -424,7 +405,7 @@ async fn finish(
             && let Some(target) = &target
         {
             // The run failed either way; a rejected partial publication does not change why.
-            staged = stage(&publication, &job, target, &verdict).ok();
+            staged = stage(facts, &inputs, &job, target, &verdict).ok();
         }
     }
     let mut outputs: Vec<PublishedFile> = Vec::new();
