@@ -20,6 +20,7 @@ newer suite is read from the machine's own apt sources at build time.
 
 import argparse
 import hashlib
+import inspect
 import os
 import re
 import shutil
@@ -140,22 +141,30 @@ def mtime(path):
 
 
 class Step:
-    """A stamp file per step: the step is fresh when its stamp is newer than all its inputs."""
+    """A stamp file per step. The stamp holds a hash of the step's recipe (the source of the
+    functions and the constants it uses): the step is fresh when the recipe is unchanged and the
+    stamp is newer than all its inputs. Editing one step reruns that step and what follows it,
+    not the whole build."""
 
-    def __init__(self, work, name, inputs):
+    def __init__(self, work, name, inputs, recipe=()):
         self.stamp = work / "stamps" / name
-        self.inputs = list(inputs) + [Path(__file__)]
+        self.inputs = list(inputs)
         self.name = name
+        h = hashlib.sha256()
+        for part in recipe:
+            text = inspect.getsource(part) if callable(part) else repr(part)
+            h.update(text.encode() + b"\0")
+        self.key = h.hexdigest()
 
     def fresh(self):
-        if not self.stamp.exists():
+        if not self.stamp.exists() or self.stamp.read_text().strip() != self.key:
             return False
         built = self.stamp.stat().st_mtime
         return all(mtime(i) <= built for i in self.inputs)
 
     def done(self):
         self.stamp.parent.mkdir(parents=True, exist_ok=True)
-        self.stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+        self.stamp.write_text(self.key + "\n")
 
 
 def fresh_or_log(step):
@@ -171,7 +180,7 @@ def fresh_or_log(step):
 # ---------------------------------------------------------------------------------------------
 def step_venv(c):
     """A build venv with pinned cython, ninja and componentize-py (never target/python-venv)."""
-    step = Step(c.work, "venv", [])
+    step = Step(c.work, "venv", [], [step_venv, PYPI])
     if fresh_or_log(step) and (c.venv / "bin/python").exists():
         return
     if not (c.venv / "bin/python").exists():
@@ -185,7 +194,7 @@ def step_venv(c):
 
 def step_download(c):
     """numpy sdist and ziglang wheel via pip, checked by sha256."""
-    step = Step(c.work, "download", [])
+    step = Step(c.work, "download", [], [step_download, fetch_from_pip_index, NUMPY, PANDAS, PURE_WHEELS, ZIGLANG])
     if fresh_or_log(step):
         return
     c.dl.mkdir(parents=True, exist_ok=True)
@@ -293,7 +302,7 @@ def apt_mirrors():
 
 def step_deb(c):
     """libpython3.14-dev from Debian's newer suite, through a private apt directory."""
-    step = Step(c.work, "deb", [])
+    step = Step(c.work, "deb", [], [step_deb, apt_mirrors, DEBS, DEB_SUITE])
     if fresh_or_log(step):
         return
     apt = c.work / "apt"
@@ -367,7 +376,8 @@ def carve_zstd(blob):
 def step_extract(c):
     """Unpack the pinned inputs: sdist, zig libc headers, Debian headers, bundled wasm libs."""
     native = next((c.venv / "lib").glob("python3*/site-packages/componentize_py/componentize_py*.so"))
-    step = Step(c.work, "extract", [c.numpy_sdist(), c.zig_wheel(), c.dl, native])
+    step = Step(c.work, "extract", [c.numpy_sdist(), c.zig_wheel(), c.dl, native],
+                [step_extract, carve_zstd, BUNDLED_LIBS])
     if fresh_or_log(step):
         return
     ex = c.work / "extract"
@@ -443,10 +453,13 @@ def step_sysroot(c):
     """A wasm32-wasip1 sysroot: zig's libc headers, libc++ headers with threads on, Python
     headers with a WASI pyconfig.h, the bundled .so files to link against, and tool wrappers."""
     ex = c.work / "extract"
-    step = Step(c.work, "sysroot", [c.work / "stamps/extract", LIBCXX_HEADERS])
+    step = Step(c.work, "sysroot", [c.work / "stamps/extract", LIBCXX_HEADERS],
+                [step_sysroot, make_pyconfig, write_wrappers, sync_tree, CXA_TRAP, TARGET])
     if fresh_or_log(step):
         return
-    s = c.sysroot
+    # Built beside the real one, then synced into it file by file: unchanged files keep their
+    # mtime, so a rerun of this step does not make ninja recompile numpy and pandas.
+    s = c.sysroot.with_name("sysroot.new")
     if s.exists():
         shutil.rmtree(s)
     shutil.copytree(ex / "zig-include/generic-musl", s / "include")
@@ -484,7 +497,9 @@ def step_sysroot(c):
     # WASI values, with the include dir pointing at our headers.
     cross_py = c.work / "cross-python"
     cross_py.mkdir(exist_ok=True)
-    variables = dict(variables, INCLUDEPY=str(pyinc), CONFINCLUDEPY=str(pyinc), LIBPYTHON="")
+    final_pyinc = c.sysroot / "include/python3.14"
+    variables = dict(variables, INCLUDEPY=str(final_pyinc), CONFINCLUDEPY=str(final_pyinc),
+                     LIBPYTHON="")
     (cross_py / "_sysconfigdata__wasi_wasm32-wasi.py").write_text(
         f"build_time_vars = {variables!r}\n")
     # sitecustomize: meson also reads sysconfig.get_paths()['include'], computed from the
@@ -507,20 +522,49 @@ def step_sysroot(c):
     obj = c.work / "cxa_trap.o"
     run([CLANG, f"--target={TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-c", src, "-o", obj])
     run([LLVM_AR, "crs", lib / "libcxa_trap.a", obj])
+    sync_tree(s, c.sysroot)
+    shutil.rmtree(s)
     write_wrappers(c)
     step.done()
+
+
+def sync_tree(src, dst):
+    """Make dst hold what src holds, rewriting only the files whose bytes differ."""
+    src, dst = Path(src), Path(dst)
+    wanted = set()
+    for root, _, files in os.walk(src):
+        for name in files:
+            rel = Path(root, name).relative_to(src)
+            wanted.add(rel)
+            target = dst / rel
+            if target.is_file() and not target.is_symlink() and \
+                    target.read_bytes() == (src / rel).read_bytes():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists() or target.is_symlink():
+                target.unlink()
+            shutil.copy2(src / rel, target)
+    for root, _, files in os.walk(dst):
+        for name in files:
+            if Path(root, name).relative_to(dst) not in wanted:
+                Path(root, name).unlink()
 
 
 CXA_TRAP = r"""
 #include <stdio.h>
 #include <stdlib.h>
 struct type_info { void *vtable; const char *name; };
+char *__cxa_demangle(const char *mangled, char *buf, unsigned long *n, int *status);
 void *__cxa_allocate_exception(unsigned long size) { return calloc(1, size + 64); }
 void __cxa_free_exception(void *p) { free(p); }
 __attribute__((noreturn)) void __cxa_throw(void *obj, struct type_info *tinfo, void (*dest)(void *)) {
     (void)obj; (void)dest;
-    fprintf(stderr, "forge: a C++ exception (%s) was thrown; C++ exceptions are not supported "
-            "in this engine, the instance traps\n", tinfo && tinfo->name ? tinfo->name : "?");
+    const char *mangled = tinfo && tinfo->name ? tinfo->name : "?";
+    int status = -1;
+    char *name = __cxa_demangle(mangled, 0, 0, &status);
+    /* The host puts this line into the ISOLATE_FAILURE message. */
+    fprintf(stderr, "forge: a native extension threw a C++ exception (%s), which this engine "
+            "cannot catch; the instance stopped\n", status == 0 && name ? name : mangled);
     fflush(stderr);
     __builtin_trap();
 }
@@ -667,7 +711,8 @@ endian = 'little'
 def step_numpy(c):
     """numpy with its vendored meson, through the cross file; installed into c.site."""
     src = c.work / "extract" / f"numpy-{NUMPY[1]}"
-    step = Step(c.work, "numpy", [c.work / "stamps/sysroot"])
+    step = Step(c.work, "numpy", [c.work / "stamps/sysroot"],
+                [step_numpy, cross_file, NUMPY_MESON_OPTIONS])
     if fresh_or_log(step):
         return
     cf = c.work / "cross.ini"
@@ -708,7 +753,8 @@ PANDAS_PATCHES = {
 
 def step_pandas(c):
     """pandas with PyPI meson, through the same cross file; plus its pure-Python deps."""
-    step = Step(c.work, "pandas", [c.work / "stamps/numpy", c.pandas_sdist(), c.dl])
+    step = Step(c.work, "pandas", [c.work / "stamps/numpy", c.pandas_sdist(), c.dl],
+                [step_pandas, PANDAS_PATCHES])
     if fresh_or_log(step):
         return
     src = c.work / "extract" / f"pandas-{PANDAS[1]}"
@@ -762,25 +808,19 @@ def step_pandas(c):
 
 
 def step_component(c):
-    """componentize the app (copy of components/python + numpy imports) with numpy on the path."""
-    app = HERE / "app"
-    step = Step(c.work, "component", [c.work / "stamps/pandas", app, REPO / "components/python",
-                                      REPO / "wit"])
+    """componentize the stdlib engine's app (components/python) with this profile's
+    `forge_profile` (app/) and the numpy and pandas site dirs on the path: one app, two profiles."""
+    profile = HERE / "app"
+    step = Step(c.work, "component", [c.work / "stamps/pandas", profile, REPO / "components/python",
+                                      REPO / "wit"], [step_component])
     if fresh_or_log(step) and c.out.exists():
         return
-    stage = c.work / "app"
-    if stage.exists():
-        shutil.rmtree(stage)
-    shutil.copytree(REPO / "components/python", stage,
-                    ignore=shutil.ignore_patterns("__pycache__", "requirements.txt"))
-    for f in app.iterdir():
-        if f.is_file():
-            shutil.copy2(f, stage / f.name)
     c.out.parent.mkdir(parents=True, exist_ok=True)
     partial = c.out.with_suffix(".wasm.partial")
     t0 = time.time()
     run([c.venv / "bin/componentize-py", "-d", REPO / "wit", "-w", "script-engine", "componentize",
-         "app", "-p", stage, "-p", c.site, "-p", c.site_pandas, "-o", partial])
+         "app", "-p", REPO / "components/python", "-p", profile, "-p", c.site, "-p", c.site_pandas,
+         "-o", partial])
     partial.rename(c.out)
     log(f"component: {c.out} {c.out.stat().st_size / 1e6:.1f} MB in {time.time() - t0:.0f} s")
     step.done()

@@ -88,6 +88,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     out.insert("component_cached_load_ms".into(), json!(js_load));
     out.insert("python_component_cold_compile_ms".into(), json!(py_compile));
     out.insert("python_component_cached_load_ms".into(), json!(py_load));
+    let (sci_compile, sci_load) = loading(&engines, &data, &cold_cache, "python-science").await?;
+    out.insert(
+        "science_component_cold_compile_ms".into(),
+        json!(sci_compile),
+    );
+    out.insert("science_component_cached_load_ms".into(), json!(sci_load));
 
     let kernel = Kernel::builder(DataDir::new(&data))
         .engine_dirs(vec![engines])
@@ -135,6 +141,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     out.insert(
         "python_echo_calls_1000_ms".into(),
         json!(time_runs(&kernel, &py_calls, 5).await?),
+    );
+
+    let science_one = py("import forge, pandas\nforge.result(1)\n");
+    kernel.run(science_one.clone()).await?;
+    out.insert(
+        "science_library_result_1_p50_ms".into(),
+        json!(time_runs(&kernel, &science_one, 50).await?),
     );
 
     println!("{}", Value::Object(out));

@@ -6,4 +6,5 @@ mod engines;
 mod journal;
 mod python;
 mod run;
+mod science;
 mod util;

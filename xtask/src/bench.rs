@@ -4,7 +4,8 @@
 //!
 //! Peers: native QuickJS (the same rquickjs/QuickJS-ng, no sandbox), QuickJS-in-WASM inside
 //! Node.js (quickjs-emscripten: a shared module, a fresh module per run, a Worker per run), a
-//! fresh `python3 -I` process, and Pyodide in Node.js.
+//! fresh `python3 -I` process, Pyodide in Node.js, and (python-science) the same pandas and numpy
+//! on native CPython.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -93,6 +94,18 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
         warm.push(once_with(&py_script, &cache)?);
     }
     numbers.insert("python_cli_result_1_p50_ms".into(), p50(warm));
+    let science_script = scratch.join("science1.py");
+    std::fs::write(&science_script, "import forge, pandas\nforge.result(1)\n")
+        .map_err(|e| e.to_string())?;
+    numbers.insert(
+        "science_cli_first_run_cold_cache_ms".into(),
+        once_with(&science_script, &cache)?,
+    );
+    let mut warm = Vec::new();
+    for _ in 0..20 {
+        warm.push(once_with(&science_script, &cache)?);
+    }
+    numbers.insert("science_cli_result_1_p50_ms".into(), p50(warm));
     // Native CPython, same loop, timed inside the process.
     let native = capture(Command::new("/usr/bin/python3").args([
         "-I",
@@ -115,6 +128,106 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     }
     if !python.is_empty() {
         numbers.insert("python3_process_print_1_p50_ms".into(), p50(python));
+    }
+    Ok(numbers)
+}
+
+/// The same pandas code, timed inside the script, on a 1M-row CSV: in python-science through
+/// the CLI, and on native CPython with the same pandas and numpy versions from PyPI wheels.
+fn groupby_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
+    let csv = scratch.join("rows.csv");
+    let mut text = String::from("key,group,value,count\n");
+    let mut x: u64 = 42;
+    for i in 0..1_000_000u64 {
+        // A fixed LCG: the same file on every machine.
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let key = (x >> 33) % 1000;
+        text.push_str(&format!(
+            "k{key},g{},{}.{:02},{}\n",
+            key % 7,
+            (x >> 20) % 10_000,
+            (x >> 12) % 100,
+            i % 13
+        ));
+    }
+    std::fs::write(&csv, text).map_err(|e| e.to_string())?;
+    let script = |path: &str| {
+        format!(
+            "import json, time\nimport pandas as pd\nt0 = time.perf_counter()\n\
+             frame = pd.read_csv({path:?})\nt1 = time.perf_counter()\n\
+             out = frame.groupby(['group', 'key']).agg(total=('value', 'sum'), \
+             mean=('value', 'mean'), n=('count', 'size'))\nt2 = time.perf_counter()\n\
+             RESULT = {{'read_ms': (t1 - t0) * 1000, 'groupby_ms': (t2 - t1) * 1000, \
+             'total_ms': (t2 - t0) * 1000, 'groups': len(out)}}\n"
+        )
+    };
+    let mut numbers = Numbers::new();
+    // Native: a venv with the same pandas and numpy (wheels for the machine's python3).
+    let venv = root.join("target/bench-pandas-venv");
+    if !venv.join("bin/python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run(Command::new(venv.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            "--only-binary",
+            ":all:",
+            "pandas==3.1.1",
+            "numpy==2.4.6",
+        ]))?;
+    }
+    let native = scratch.join("groupby_native.py");
+    std::fs::write(
+        &native,
+        script(&csv.display().to_string())
+            + "print(json.dumps({f'native_pandas_{k}': v for k, v in RESULT.items()}))\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    numbers.extend(json_numbers(&capture(
+        Command::new(venv.join("bin/python")).arg(&native),
+    )?));
+    numbers.insert(
+        "native_pandas_groupby_process_ms".into(),
+        started.elapsed().as_secs_f64() * 1000.0,
+    );
+    let sandboxed = scratch.join("groupby_science.py");
+    std::fs::write(
+        &sandboxed,
+        String::from("import forge\n") + &script("/input/rows.csv") + "forge.result(RESULT)\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let report = capture(
+        Command::new(root.join("target/release/forge-host"))
+            .arg("run")
+            .arg(&sandboxed)
+            .args(["--json", "--memory", "2GiB", "--timeout", "10m", "--input"])
+            .arg(&csv)
+            .arg("--data-dir")
+            .arg(scratch.join("cli-data"))
+            .env("FORGE_HOST_CACHE_DIR", scratch.join("cli-cache")),
+    )?;
+    numbers.insert(
+        "science_groupby_process_ms".into(),
+        started.elapsed().as_secs_f64() * 1000.0,
+    );
+    let value = report
+        .split("\"value\":")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .ok_or("no value in the groupby report")?;
+    for (key, number) in json_numbers(value) {
+        numbers.insert(format!("science_pandas_{key}"), number);
+    }
+    if let Some(peak) = report
+        .split("\"memory_peak_bytes\":")
+        .nth(1)
+        .and_then(|rest| rest.split([',', '}']).next())
+        .and_then(|n| n.trim().parse::<f64>().ok())
+    {
+        numbers.insert("science_groupby_memory_peak_mib".into(), peak / 1048576.0);
     }
     Ok(numbers)
 }
@@ -253,8 +366,48 @@ const PY_ROWS: [(&str, &str, &str, &str); 6] = [
     ),
 ];
 
+/// The python-science table.
+const SCIENCE_ROWS: [(&str, &str, &str, &str); 6] = [
+    (
+        "1M-row CSV: `read_csv` + group-by, in the script",
+        "science_pandas_total_ms",
+        "native CPython 3.11, same pandas",
+        "native_pandas_total_ms",
+    ),
+    (
+        "1M-row CSV: `read_csv` alone",
+        "science_pandas_read_ms",
+        "native CPython 3.11, same pandas",
+        "native_pandas_read_ms",
+    ),
+    (
+        "1M-row CSV: group-by (sum, mean, size) alone",
+        "science_pandas_groupby_ms",
+        "native CPython 3.11, same pandas",
+        "native_pandas_groupby_ms",
+    ),
+    (
+        "1M-row CSV group-by: whole process (`forge-host run --input`)",
+        "science_groupby_process_ms",
+        "native `python` process",
+        "native_pandas_groupby_process_ms",
+    ),
+    (
+        "`forge-host run` process, `import pandas; forge.result(1)`",
+        "science_cli_result_1_p50_ms",
+        "`python3 -I` process",
+        "python3_process_print_1_p50_ms",
+    ),
+    (
+        "warm `import pandas; forge.result(1)`, library API",
+        "science_library_result_1_p50_ms",
+        "the stdlib profile, `forge.result(1)`",
+        "python_library_result_1_p50_ms",
+    ),
+];
+
 /// Single values.
-const VALUES: [(&str, &str); 8] = [
+const VALUES: [(&str, &str); 11] = [
     (
         "QuickJS: cold compile + describe (once per component and wasmtime config)",
         "component_cold_compile_ms",
@@ -283,6 +436,18 @@ const VALUES: [(&str, &str); 8] = [
         "Python: 1000 sequential `echo` tool calls in one script",
         "python_echo_calls_1000_ms",
     ),
+    (
+        "python-science: hash + cold compile + describe",
+        "science_component_cold_compile_ms",
+    ),
+    (
+        "python-science: load of the cached precompiled component",
+        "science_component_cached_load_ms",
+    ),
+    (
+        "python-science: first `forge-host run` with an empty cache (process)",
+        "science_cli_first_run_cold_cache_ms",
+    ),
     ("Pyodide: cold load in Node", "pyodide_cold_load_ms"),
 ];
 
@@ -295,6 +460,10 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
     for (title, rows) in [
         ("JavaScript (QuickJS)", &JS_ROWS[..]),
         ("Python (CPython)", &PY_ROWS[..]),
+        (
+            "Python with numpy and pandas (python-science)",
+            &SCIENCE_ROWS[..],
+        ),
     ] {
         text.push_str(&format!("## {title}\n\n{TABLE_HEAD}"));
         for (what, ours, peer_name, peer) in rows {
@@ -308,6 +477,11 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
     }
     for (label, key) in VALUES {
         text.push_str(&format!("| {label} | {} |\n", ms(numbers, key)));
+    }
+    if let Some(peak) = numbers.get("science_groupby_memory_peak_mib") {
+        text.push_str(&format!(
+            "| python-science: memory peak of the 1M-row group-by run | {peak:.0} MiB |\n"
+        ));
     }
     if let Some(rss) = numbers.get("pyodide_rss_mib") {
         text.push_str(&format!(
@@ -352,6 +526,7 @@ pub fn bench() -> Result {
         root.join("target/release/quickjs-native"),
     ))?));
     numbers.extend(cli_numbers(&root, &scratch)?);
+    numbers.extend(groupby_numbers(&root, &scratch)?);
     numbers.extend(node_numbers(&root)?);
 
     let machine = capture(&mut Command::new("hostname"))
@@ -370,11 +545,13 @@ pub fn bench() -> Result {
     let sizes = [
         ("QuickJS", size("javascript-quickjs.wasm")),
         ("CPython", size("python-cpython.wasm")),
+        ("CPython + numpy + pandas", size("python-science.wasm")),
     ];
     let run_dir = root.join("bench/runs").join(format!("{date}-{machine}"));
     std::fs::create_dir_all(&run_dir).map_err(|e| e.to_string())?;
     numbers.insert("quickjs_component_bytes".into(), sizes[0].1 as f64);
     numbers.insert("python_component_bytes".into(), sizes[1].1 as f64);
+    numbers.insert("science_component_bytes".into(), sizes[2].1 as f64);
     let body: Vec<String> = numbers
         .iter()
         .map(|(k, v)| format!("  \"{k}\": {v}"))

@@ -6,9 +6,11 @@
 //! - `build`: setup, the engine components copied into `target/engines/` with their pinned
 //!   sha256 in `engines.lock` (QuickJS: Rust for wasm32-wasip2; CPython: componentize-py from a
 //!   venv in `target/python-venv`), and the release host.
-//! - `build --profile science`: also the `python-science` engine (numpy, pandas): a work in
-//!   progress, run by hand, not yet by `test` (components/python-science/NOTES.md).
-//! - `test`: build, then `cargo test --release` over the workspace.
+//!   Also the `python-science` engine (the same CPython app plus numpy and pandas, built from
+//!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
+//!   skips it; `--profile science` names it explicitly (what PACKAGE_UNAVAILABLE tells users).
+//! - `test`: build, the upstream numpy/pandas test kit, then `cargo test --release` over the
+//!   workspace.
 //! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
@@ -59,28 +61,42 @@ fn cargo() -> Command {
     command
 }
 
-fn build() -> Result {
+/// Which engines `build` makes.
+#[derive(Clone, Copy, PartialEq)]
+enum Profiles {
+    /// QuickJS and the standard-library CPython.
+    Stdlib,
+    /// Those and python-science.
+    All,
+}
+
+fn build(profiles: Profiles) -> Result {
     setup::setup()?;
     components::build_quickjs()?;
     python::build_python()?;
+    if profiles == Profiles::All {
+        python::build_science()?;
+    }
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
 
-const USAGE: &str =
-    "usage: cargo xtask <setup | build | test [CARGO TEST ARGS] | run FILE [ARGS] | lint>";
+const USAGE: &str = "usage: cargo xtask <setup | build [--profile stdlib|science] | \
+                     test [CARGO TEST ARGS] | run FILE [ARGS] | lint | bench>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::setup(),
         Some("build") => match args.get(1..).unwrap_or_default() {
-            [] => build(),
-            [flag, profile] if flag == "--profile" && profile == "science" => {
-                build().and_then(|()| python::build_science())
+            [] => build(Profiles::All),
+            [flag, profile] if flag == "--profile" && profile == "science" => build(Profiles::All),
+            [flag, profile] if flag == "--profile" && profile == "stdlib" => {
+                build(Profiles::Stdlib)
             }
             _ => Err(USAGE.to_string()),
         },
-        Some("test") => build().and_then(|()| {
+        Some("test") => build(Profiles::All).and_then(|()| {
+            python::build_science_testkit()?;
             run(cargo()
                 .args([
                     "test",
@@ -91,11 +107,11 @@ fn main() -> ExitCode {
                 ])
                 .args(&args[1..]))
         }),
-        Some("run") if args.len() >= 2 => build().and_then(|()| {
+        Some("run") if args.len() >= 2 => build(Profiles::All).and_then(|()| {
             let binary = workspace_root().join("target/release/forge-host");
             run(Command::new(binary).arg("run").args(&args[1..]))
         }),
-        Some("bench") => build().and_then(|()| bench::bench()),
+        Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),
         Some("lint") => run(cargo().args(["fmt", "--all", "--check"])).and_then(|()| {
             run(cargo().args([
                 "clippy",

@@ -114,7 +114,7 @@ pub fn build_python() -> Result {
 }
 
 /// The packages the science profile adds to the standard library (what picks it for a script).
-const SCIENCE_PACKAGES: [&str; 6] = ["numpy", "pandas", "dateutil", "pytz", "tzdata", "six"];
+const SCIENCE_PACKAGES: [&str; 4] = ["numpy", "pandas", "dateutil", "tzdata"];
 
 /// Builds `python-science.wasm` with `components/python-science/build.py` (pinned, hash-checked,
 /// incremental) and publishes it. Its work and venv folders default to `target/`;
@@ -128,10 +128,7 @@ pub fn build_science() -> Result {
         "lld-19",
     ])?;
     let output = root.join("target/wasm-python/python-science.wasm");
-    let work = std::env::var("SCIENCE_WORK")
-        .unwrap_or_else(|_| root.join("target/science-build").display().to_string());
-    let venv = std::env::var("SCIENCE_VENV")
-        .unwrap_or_else(|_| root.join("target/science-venv").display().to_string());
+    let (work, venv) = science_dirs();
     run(Command::new("python3")
         .current_dir(&root)
         .arg("components/python-science/build.py")
@@ -145,4 +142,26 @@ pub fn build_science() -> Result {
         ])
         .arg(&output))?;
     publish(&output, "python-science", &[".py"], &SCIENCE_PACKAGES)
+}
+
+/// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
+fn science_dirs() -> (String, String) {
+    let root = workspace_root();
+    let work = std::env::var("SCIENCE_WORK")
+        .unwrap_or_else(|_| root.join("target/science-build").display().to_string());
+    let venv = std::env::var("SCIENCE_VENV")
+        .unwrap_or_else(|_| root.join("target/science-venv").display().to_string());
+    (work, venv)
+}
+
+/// Assembles `target/science-testkit`: pytest (pinned) and numpy's and pandas' own test files,
+/// which `tests/cli/upstream.rs` runs inside the python-science engine.
+pub fn build_science_testkit() -> Result {
+    let root = workspace_root();
+    let (work, venv) = science_dirs();
+    run(Command::new("python3")
+        .current_dir(&root)
+        .arg("components/python-science/testkit.py")
+        .args(["--work", &work, "--venv", &venv, "--out"])
+        .arg(root.join("target/science-testkit")))
 }

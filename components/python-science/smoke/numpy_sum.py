@@ -1,4 +1,4 @@
 import forge
 import numpy
-import science_preload
-forge.result({"sum": int(numpy.arange(10).sum()), "version": numpy.__version__, "missing": science_preload.MISSING})
+import forge_profile
+forge.result({"sum": int(numpy.arange(10).sum()), "version": numpy.__version__, "missing": forge_profile.MISSING})

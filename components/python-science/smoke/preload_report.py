@@ -1,3 +1,3 @@
 import forge
-import science_preload as s
-forge.result({"imported": s.IMPORTED, "missing": s.MISSING})
+import forge_profile as s
+forge.result({"engine": s.ENGINE_ID, "packages": list(s.PACKAGES), "version": s.VERSION, "missing": s.MISSING})

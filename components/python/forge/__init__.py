@@ -243,13 +243,31 @@ def _cell(value):
         return value
 
 
-def read_table(name, table=None, infer=True, as_=None):
+def read_table(name, table=None, infer=True, as_=None, **pandas_options):
     """Reads a tabular input as a list of dicts: CSV/TSV (numbers converted unless
     `infer=False`), JSON lines, a JSON array of objects, or a table of a SQLite file (`table`
-    names it; the only table is used when there is one). `as_="pandas"` returns a DataFrame
-    where pandas is available."""
+    names it; the only table is used when there is one). `as_="pandas"` returns a pandas
+    DataFrame instead (python-science engine; CSV/TSV and JSON lines through pandas' readers,
+    to which other keyword arguments go, e.g. `parse_dates=["date"]`)."""
+    if pandas_options and as_ is None:
+        raise TypeError(f"unexpected arguments {sorted(pandas_options)} (pandas options need as_='pandas')")
     path = input_path(name) if not str(name).startswith("/") else str(name)
     lower = path.lower()
+    if as_ not in (None, "pandas", "dataframe", "df"):
+        raise ValueError(f"as_ must be None or 'pandas', not {as_!r}")
+    frame = as_ is not None
+    if frame and not lower.endswith((".sqlite", ".sqlite3", ".db", ".json")):
+        # Text tables go straight to pandas' own reader (typed columns, fast on large files).
+        import pandas
+
+        if lower.endswith((".jsonl", ".ndjson")):
+            return pandas.read_json(path, lines=True, **pandas_options)
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            sample = f.read(4096)
+        tab = lower.endswith(".tsv") or ("\t" in sample and "," not in sample)
+        return pandas.read_csv(path, sep="\t" if tab else ",", encoding="utf-8-sig",
+                               **({} if infer else {"dtype": str, "keep_default_na": False}),
+                               **pandas_options)
     if lower.endswith((".sqlite", ".sqlite3", ".db")):
         rows = _read_sqlite(path, table)
     elif lower.endswith((".jsonl", ".ndjson")):
@@ -271,12 +289,10 @@ def read_table(name, table=None, infer=True, as_=None):
             rows = [
                 {k: (_cell(v) if infer else v) for k, v in row.items()} for row in reader
             ]
-    if as_ in ("pandas", "dataframe", "df"):
+    if frame:
         import pandas
 
         return pandas.DataFrame(rows)
-    if as_ is not None:
-        raise ValueError(f"as_ must be None or 'pandas', not {as_!r}")
     return rows
 
 

@@ -20,7 +20,7 @@ import preload
 PASS_THROUGH = {"TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"}
 
 # Packages that need another engine profile than this one.
-SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "pytz", "tzdata", "six"}
+SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "tzdata"}
 
 _UNSET = object()
 

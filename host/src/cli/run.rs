@@ -21,15 +21,19 @@ use crate::permissions::Policy;
 #[command(
     after_help = "Exit status: 0 when the script succeeded, 1 when it failed, timed out or \
 was cancelled, 2 on bad usage or invalid input.\n\nExamples:\n  forge-host run examples/hello.js\n  \
-forge-host run examples/concurrent-calls.js --json --timeout 5s --memory 64MiB"
+forge-host run examples/concurrent-calls.js --json --timeout 5s --memory 64MiB\n  \
+forge-host run examples/pandas-analysis.py --input examples/data/sales.csv --out out/"
 )]
 pub struct RunArgs {
-    /// The script; its extension picks the engine (.js, .mjs: QuickJS; .py: CPython)
+    /// The script; its extension picks the engine (.js, .mjs: QuickJS; .py: CPython, in the
+    /// smallest profile covering its imports: python-cpython, or python-science for numpy,
+    /// pandas, dateutil)
     pub file: PathBuf,
     /// Print one JSON object with the result, error, output and metrics
     #[arg(long)]
     pub json: bool,
-    /// Run with this engine id instead of the one the extension picks
+    /// Run with this engine id instead of the one the extension and imports pick
+    /// (`forge-host engines list` shows them)
     #[arg(long, value_name = "ID")]
     pub engine: Option<String>,
     /// Wall-clock limit of the whole execution (500ms, 30s, 2m)

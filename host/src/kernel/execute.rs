@@ -360,6 +360,7 @@ async fn finish(
                 _ => None,
             };
             let mut verdict = verdict::decide(None, Some(outcome), memory_denied);
+            verdict::add_last_words(&mut verdict, &observers.stderr.contents());
             if verdict.status == ExecutionState::Succeeded
                 && let Some(text) = returned
             {

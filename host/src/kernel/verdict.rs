@@ -124,6 +124,20 @@ fn first_line(error: &wasmtime::Error) -> String {
         .to_string()
 }
 
+/// An engine that fails hard usually says why on stderr first (a native extension's C++
+/// exception, a Rust panic): the last non-empty line of its stderr joins an `ISOLATE_FAILURE`
+/// message, quoted as the engine's words. The code never depends on it.
+pub fn add_last_words(verdict: &mut Verdict, stderr: &str) {
+    let Some((ErrorCode::IsolateFailure, message)) = &mut verdict.error else {
+        return;
+    };
+    let Some(line) = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()) else {
+        return;
+    };
+    let line: String = line.chars().take(500).collect();
+    message.push_str(&format!("; the engine's last stderr line: {line}"));
+}
+
 /// Decides the verdict from the host's stop (if any) and the guest's outcome (if it finished).
 pub fn decide(
     stop: Option<HostDecision>,
@@ -232,6 +246,24 @@ mod tests {
         assert_eq!(guest_code("SCRIPT_SYNTAX", true), ErrorCode::ScriptSyntax);
         assert_eq!(guest_code("TOOL_FAILED", false), ErrorCode::ToolFailed);
         assert_eq!(guest_code("SCRIPT_SYNTAX", false), ErrorCode::ScriptSyntax);
+    }
+
+    #[test]
+    fn an_isolate_failure_quotes_the_engines_last_words() {
+        let mut trapped = Verdict::failed(ErrorCode::IsolateFailure, "the engine trapped");
+        add_last_words(
+            &mut trapped,
+            "before\nforge: a C++ exception (std::bad_alloc)\n\n",
+        );
+        assert_eq!(
+            trapped.error.map(|e| e.1).as_deref(),
+            Some(
+                "the engine trapped; the engine's last stderr line: forge: a C++ exception (std::bad_alloc)"
+            )
+        );
+        let mut script = Verdict::failed(ErrorCode::ScriptRuntime, "boom");
+        add_last_words(&mut script, "noise");
+        assert_eq!(script.error.map(|e| e.1).as_deref(), Some("boom"));
     }
 
     #[test]

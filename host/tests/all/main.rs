@@ -237,3 +237,44 @@ async fn the_first_run_compiles_only_the_engine_it_needs_and_later_ones_compile_
     let (_, timing) = again.engines().load(&entry, false).await.expect("loads");
     assert!(!timing.compiled, "a new registry maps the cached file");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_science_engine_survives_numpy_bombs_and_runs_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kernel = kernel(dir.path(), ToolRegistry::with_builtins()).await;
+    let py = |source: &str| ExecutionRequest::new(source, "analysis.py");
+    let stops: Vec<(&str, Limits, ErrorCode)> = vec![
+        (
+            "import numpy as np\nheld = []\nwhile True:\n    held.append(np.ones(10**7))\n",
+            Limits {
+                memory_bytes: 192 << 20,
+                ..Limits::default()
+            },
+            ErrorCode::MemoryLimit,
+        ),
+        (
+            "import numpy as np\nwhile True:\n    np.linalg.inv(np.random.random((50, 50)))\n",
+            Limits {
+                timeout: Duration::from_millis(500),
+                ..Limits::default()
+            },
+            ErrorCode::Timeout,
+        ),
+    ];
+    let after = "import forge, pandas as pd\n\
+                 frame = pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]})\n\
+                 forge.result(frame.groupby('k')['v'].sum().to_dict())\n";
+    for (source, limits, code) in stops {
+        let mut request = py(source);
+        request.limits = limits;
+        let report = kernel.run(request).await.expect("runs");
+        assert_eq!(report.engine, "python-science", "{report:?}");
+        assert_eq!(
+            report.error.as_ref().map(|e| e.code),
+            Some(code),
+            "{source}: {report:?}"
+        );
+        let next = kernel.run(py(after)).await.expect("runs");
+        assert_eq!(next.value, Some(json!({"a": 4, "b": 2})), "{next:?}");
+    }
+}

@@ -1,6 +1,6 @@
 try:
-    import numpy
+    import scipy
 except ImportError:
-    numpy = None
+    scipy = None
 import forge
-forge.result(numpy is None)
+forge.result(scipy is None)
