@@ -57,12 +57,20 @@ fn the_import_scan_picks_the_smallest_profile() {
         ),
         "python-science"
     );
-    // Forcing the standard-library profile: the scan names the command that builds the other.
+    let forced = run_py(
+        &sandbox,
+        "import forge\nforge.result(1)\n",
+        &["--engine", "python-science"],
+    );
+    assert_eq!(forced.report()["engine"], "python-science");
+    // Forcing the standard-library profile (`python` names it, as the language's smallest
+    // profile): the scan names the command that builds the other.
     let forced = run_py(
         &sandbox,
         "import forge\nimport pandas\nforge.result(1)\n",
-        &["--engine", "python-cpython"],
+        &["--engine", "python"],
     );
+    assert_eq!(forced.report()["engine"], "python-cpython");
     let report = forced.report();
     assert_eq!(report["error"]["code"], "PACKAGE_UNAVAILABLE", "{report:#}");
     let message = report["error"]["message"].as_str().unwrap_or_default();

@@ -32,8 +32,8 @@ pub struct RunArgs {
     /// Print one JSON object with the result, error, output and metrics
     #[arg(long)]
     pub json: bool,
-    /// Run with this engine id instead of the one the extension and imports pick
-    /// (`forge-host engines list` shows them)
+    /// Run with this engine instead of the one the extension and imports pick: an engine id
+    /// (`forge-host engines list`), or a language (`python`: its standard-library profile)
     #[arg(long, value_name = "ID")]
     pub engine: Option<String>,
     /// Wall-clock limit of the whole execution (500ms, 30s, 2m)

@@ -269,10 +269,19 @@ impl EngineRegistry {
     }
 
     /// The engine with id `id`.
+    /// The engine `id`, or for a language name (`python`, `javascript`: the prefix of engine
+    /// ids) that language's smallest profile, so `python` is the standard-library engine.
     pub fn by_id(&self, id: &str) -> Result<&EngineEntry> {
+        let prefix = format!("{id}-");
         self.entries
             .iter()
             .find(|e| e.description.id == id)
+            .or_else(|| {
+                self.entries
+                    .iter()
+                    .filter(|e| e.description.id.starts_with(&prefix))
+                    .min_by_key(|e| e.packages.len())
+            })
             .ok_or_else(|| {
                 let known: Vec<_> = self
                     .entries
