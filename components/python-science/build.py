@@ -812,7 +812,7 @@ def step_component(c):
     `forge_profile` (app/) and the numpy and pandas site dirs on the path: one app, two profiles."""
     profile = HERE / "app"
     step = Step(c.work, "component", [c.work / "stamps/pandas", profile, REPO / "components/python",
-                                      REPO / "wit"], [step_component])
+                                      REPO / "wit"], [step_component, write_manifest, HOST_DEBS])
     if fresh_or_log(step) and c.out.exists():
         return
     c.out.parent.mkdir(parents=True, exist_ok=True)
@@ -823,7 +823,39 @@ def step_component(c):
          "-o", partial])
     partial.rename(c.out)
     log(f"component: {c.out} {c.out.stat().st_size / 1e6:.1f} MB in {time.time() - t0:.0f} s")
+    write_manifest(c)
     step.done()
+
+
+# Debian tools of the machine's own suite that the build uses (recorded, not pinned: bookworm's
+# versions only change with point releases).
+HOST_DEBS = ["clang-19", "lld-19", "llvm-19", "libclang-rt-19-dev-wasm32", "libc++-19-dev-wasm32",
+             "libc++abi-19-dev-wasm32", "zstd"]
+
+
+def write_manifest(c):
+    """`<out>.manifest.json`: every pinned input and the host tools' versions, next to the
+    component, so a build can be compared with another."""
+    import json
+    versions = {}
+    for name in HOST_DEBS:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True,
+                             text=True)
+        versions[name] = out.stdout.strip() if out.returncode == 0 else None
+    manifest = {
+        "component": {"file": c.out.name, "sha256": sha256(c.out), "bytes": c.out.stat().st_size},
+        "sdists": {n: {"version": v, "sha256": h} for n, v, h in (NUMPY, PANDAS)},
+        "wheels": {**{n: {"version": v, "sha256": h} for n, (v, h) in PYPI.items()},
+                   **{n: {"version": v, "sha256": h} for n, (v, h) in PURE_WHEELS.items()},
+                   ZIGLANG[0]: {"version": ZIGLANG[1], "sha256": ZIGLANG[2], "platform": ZIGLANG[3]}},
+        "debs": {n: {"version": v, "arch": a, "sha256": h, "suite": DEB_SUITE}
+                 for n, (v, a, h) in DEBS.items()},
+        "host_debs": versions,
+        "build_python": sys.version.split()[0],
+    }
+    path = c.out.with_name(c.out.stem + ".manifest.json")
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    log(f"manifest: {path}")
 
 
 STEPS = {"venv": step_venv, "download": step_download, "deb": step_deb, "extract": step_extract,

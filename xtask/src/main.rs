@@ -11,7 +11,8 @@
 //!   skips it; `--profile science` names it explicitly (what PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the upstream numpy/pandas test kit, then `cargo test --release` over the
 //!   workspace.
-//! - `run FILE [ARGS...]`: build, then `target/release/forge-host run FILE ARGS...`.
+//! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
+//!   `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
@@ -110,7 +111,13 @@ fn main() -> ExitCode {
                 ])
                 .args(&args[1..]))
         }),
-        Some("run") if args.len() >= 2 => build(Profiles::All).and_then(|()| {
+        // A Python script may need the science profile; others do not wait for its build.
+        Some("run") if args.len() >= 2 => build(if args[1].ends_with(".py") {
+            Profiles::All
+        } else {
+            Profiles::Stdlib
+        })
+        .and_then(|()| {
             let binary = workspace_root().join("target/release/forge-host");
             run(Command::new(binary).arg("run").args(&args[1..]))
         }),
