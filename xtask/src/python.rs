@@ -126,6 +126,7 @@ pub fn build_science() -> Result {
         "libc++-19-dev-wasm32",
         "libc++abi-19-dev-wasm32",
         "lld-19",
+        "zstd",
     ])?;
     let output = root.join("target/wasm-python/python-science.wasm");
     let (work, venv) = science_dirs();
