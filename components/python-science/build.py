@@ -708,13 +708,53 @@ endian = 'little'
 """
 
 
+# C functions numpy registers with a calling convention whose arity differs from their
+# definition. Native ABIs ignore the extra argument; wasm checks the signature of every indirect
+# call and traps ("indirect call type mismatch"), so `copy.copy(np.float64(1.5))` would stop the
+# instance. Found by running numpy's own tests in the engine (upstream/); each edit adds the
+# unused parameter CPython passes.
+NUMPY_PATCHES = {
+    "numpy/_core/src/multiarray/scalartypes.c.src": [  # METH_NOARGS: (self, NULL)
+        ("gentype___copy__(PyObject *self)\n",
+         "gentype___copy__(PyObject *self, PyObject *NPY_UNUSED(args))\n")],
+    "numpy/_core/src/umath/_scaled_float_dtype.c": [  # METH_NOARGS: (self, NULL)
+        ("sfloat___reduce__(PyArray_SFloatDescr *self)\n",
+         "sfloat___reduce__(PyArray_SFloatDescr *self, PyObject *NPY_UNUSED(args))\n")],
+    "numpy/_core/src/multiarray/convert_datatype.c": [  # METH_VARARGS | METH_KEYWORDS
+        ("_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args)\n",
+         "_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args,\n"
+         "                 PyObject *NPY_UNUSED(kwargs))\n")],
+    "numpy/_core/src/multiarray/convert_datatype.h": [
+        ("_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args);",
+         "_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args,\n"
+         "                 PyObject *NPY_UNUSED(kwargs));")],
+}
+
+
+def apply_patches(root, patches):
+    """Applies (old, new) edits to files under root; an edit already applied is skipped, one
+    whose text is gone fails the build (the pinned source changed)."""
+    for rel, edits in patches.items():
+        path = root / rel
+        text = original = path.read_text()
+        for old, new in edits:
+            if new in text:
+                continue
+            if old not in text:
+                raise SystemExit(f"patch no longer applies: {rel}: {old.strip()}")
+            text = text.replace(old, new, 1)
+        if text != original:
+            path.write_text(text)
+
+
 def step_numpy(c):
     """numpy with its vendored meson, through the cross file; installed into c.site."""
     src = c.work / "extract" / f"numpy-{NUMPY[1]}"
     step = Step(c.work, "numpy", [c.work / "stamps/sysroot"],
-                [step_numpy, cross_file, NUMPY_MESON_OPTIONS])
+                [step_numpy, cross_file, NUMPY_MESON_OPTIONS, NUMPY_PATCHES, apply_patches])
     if fresh_or_log(step):
         return
+    apply_patches(src, NUMPY_PATCHES)
     cf = c.work / "cross.ini"
     cf.write_text(cross_file(c))
     build = c.work / "numpy-build"

@@ -298,3 +298,17 @@ fn a_cxx_exception_in_numpy_is_an_isolate_failure_that_names_it() {
         4
     );
 }
+
+#[test]
+fn numpy_functions_registered_with_a_mismatched_arity_do_not_trap() {
+    // wasm checks indirect call signatures; build.py patches the numpy functions whose C
+    // definition lacks the argument CPython passes (copy.copy of a scalar trapped before).
+    let sandbox = Sandbox::new();
+    let value = science_value(
+        &sandbox,
+        "import copy, forge, numpy as np\nfrom numpy._core import _multiarray_umath as mu\n\
+         cast = mu._get_castingimpl(type(np.dtype('f8')), type(np.dtype('i4')))\n\
+         forge.result([float(copy.copy(np.float64(1.5))), int(copy.copy(np.int32(3))), cast is not None])\n",
+    );
+    assert_eq!(value, serde_json::json!([1.5, 3, true]));
+}
