@@ -711,7 +711,9 @@ endian = 'little'
 # C functions numpy registers with a calling convention whose arity differs from their
 # definition. Native ABIs ignore the extra argument; wasm checks the signature of every indirect
 # call and traps ("indirect call type mismatch"), so `copy.copy(np.float64(1.5))` would stop the
-# instance. Found by running numpy's own tests in the engine (upstream/); each edit adds the
+# instance. Found by running numpy's own tests in the engine (upstream/), then by scanning numpy's
+# C sources for every METH_NOARGS/METH_KEYWORDS function, getter and setter whose definition has
+# fewer parameters than its convention (these five are all of them in 2.4.6); each edit adds the
 # unused parameter CPython passes.
 NUMPY_PATCHES = {
     "numpy/_core/src/multiarray/scalartypes.c.src": [  # METH_NOARGS: (self, NULL)
@@ -724,6 +726,14 @@ NUMPY_PATCHES = {
         ("_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args)\n",
          "_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args,\n"
          "                 PyObject *NPY_UNUSED(kwargs))\n")],
+    "numpy/_core/src/multiarray/array_converter.c": [  # getter: (self, closure)
+        ("array_converter_get_scalar_input(PyArrayArrayConverterObject *self)\n",
+         "array_converter_get_scalar_input(PyArrayArrayConverterObject *self,\n"
+         "                                 void *NPY_UNUSED(closure))\n")],
+    "numpy/_core/src/multiarray/array_method.c": [  # getter: (self, closure)
+        ("boundarraymethod__supports_unaligned(PyBoundArrayMethodObject *self)\n",
+         "boundarraymethod__supports_unaligned(PyBoundArrayMethodObject *self,\n"
+         "                                     void *NPY_UNUSED(closure))\n")],
     "numpy/_core/src/multiarray/convert_datatype.h": [
         ("_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args);",
          "_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args,\n"

@@ -308,7 +308,9 @@ fn numpy_functions_registered_with_a_mismatched_arity_do_not_trap() {
         &sandbox,
         "import copy, forge, numpy as np\nfrom numpy._core import _multiarray_umath as mu\n\
          cast = mu._get_castingimpl(type(np.dtype('f8')), type(np.dtype('i4')))\n\
-         forge.result([float(copy.copy(np.float64(1.5))), int(copy.copy(np.int32(3))), cast is not None])\n",
+         converter = mu._array_converter(1.0)\n\
+         forge.result([float(copy.copy(np.float64(1.5))), int(copy.copy(np.int32(3))),\n\
+                       type(cast._supports_unaligned).__name__, list(converter.scalar_input)])\n",
     );
-    assert_eq!(value, serde_json::json!([1.5, 3, true]));
+    assert_eq!(value, serde_json::json!([1.5, 3, "bool", [true]]));
 }
