@@ -734,6 +734,14 @@ NUMPY_PATCHES = {
         ("boundarraymethod__supports_unaligned(PyBoundArrayMethodObject *self)\n",
          "boundarraymethod__supports_unaligned(PyBoundArrayMethodObject *self,\n"
          "                                     void *NPY_UNUSED(closure))\n")],
+    # np.save/np.load on a path dup() the file descriptor for fromfile/tofile; WASI has no dup.
+    # Treated as a plain file object, the file is read and written through Python instead.
+    "numpy/lib/_format_impl.py": [
+        ("def isfileobj(f):\n",
+         "def isfileobj(f):\n"
+         "    import sys  # forge: WASI's os.dup() fails (ENOTSUP)\n"
+         "    if sys.platform == \"wasi\":\n"
+         "        return False\n")],
     "numpy/_core/src/multiarray/convert_datatype.h": [
         ("_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args);",
          "_get_castingimpl(PyObject *NPY_UNUSED(module), PyObject *args,\n"
@@ -764,6 +772,16 @@ def step_numpy(c):
                 [step_numpy, cross_file, NUMPY_MESON_OPTIONS, NUMPY_PATCHES, apply_patches])
     if fresh_or_log(step):
         return
+    # Patch from the pristine sdist text (an earlier patch's edit is undone first); a file whose
+    # patched text is unchanged keeps its mtime, so ninja does not recompile it.
+    with tarfile.open(c.numpy_sdist()) as t:
+        for rel in NUMPY_PATCHES:
+            pristine = t.extractfile(f"numpy-{NUMPY[1]}/{rel}").read().decode()
+            for old, new in NUMPY_PATCHES[rel]:
+                pristine = pristine.replace(old, new, 1)
+            target = src / rel
+            if target.read_text() != pristine:
+                target.write_text(pristine)
     apply_patches(src, NUMPY_PATCHES)
     cf = c.work / "cross.ini"
     cf.write_text(cross_file(c))
@@ -788,23 +806,28 @@ def step_numpy(c):
 
 
 PANDAS_PATCH_MMAP = ("try:\n    import mmap\nexcept ImportError:  # forge: WASI CPython has no mmap\n"
-                     "    import types as _types\n\n    class _NoMmap:\n        pass\n\n"
+                     "    import types as _types\n\n    class _NoMmap:\n        forge_stand_in = True\n\n"
                      "    mmap = _types.SimpleNamespace(mmap=_NoMmap, ACCESS_READ=1)\n")
 PANDAS_PATCH_CTYPES = ("try:\n    import ctypes\nexcept ImportError:  # forge: WASI CPython has no "
                        "_ctypes\n    ctypes = None\n")
+PANDAS_PATCH_MEMORY_MAP = (
+    "    memory_map &= hasattr(handle, \"fileno\") or isinstance(handle, str)\n",
+    "    memory_map &= hasattr(handle, \"fileno\") or isinstance(handle, str)\n"
+    "    # forge: no mmap on WASI: read_csv(memory_map=True) reads the file instead\n"
+    "    memory_map &= not getattr(mmap.mmap, \"forge_stand_in\", False)\n")
 PANDAS_PATCHES = {
-    "pandas/errors/__init__.py": ("\nimport ctypes\n", PANDAS_PATCH_CTYPES),
-    "pandas/core/interchange/from_dataframe.py": ("\nimport ctypes\n", PANDAS_PATCH_CTYPES),
-    "pandas/io/common.py": ("\nimport mmap\n", PANDAS_PATCH_MMAP),
-    "pandas/io/parsers/readers.py": ("\nimport mmap\n", PANDAS_PATCH_MMAP),
-    "pandas/io/excel/_openpyxl.py": ("\nimport mmap\n", PANDAS_PATCH_MMAP),
+    "pandas/errors/__init__.py": [("\nimport ctypes\n", "\n" + PANDAS_PATCH_CTYPES)],
+    "pandas/core/interchange/from_dataframe.py": [("\nimport ctypes\n", "\n" + PANDAS_PATCH_CTYPES)],
+    "pandas/io/common.py": [("\nimport mmap\n", "\n" + PANDAS_PATCH_MMAP), PANDAS_PATCH_MEMORY_MAP],
+    "pandas/io/parsers/readers.py": [("\nimport mmap\n", "\n" + PANDAS_PATCH_MMAP)],
+    "pandas/io/excel/_openpyxl.py": [("\nimport mmap\n", "\n" + PANDAS_PATCH_MMAP)],
 }
 
 
 def step_pandas(c):
     """pandas with PyPI meson, through the same cross file; plus its pure-Python deps."""
     step = Step(c.work, "pandas", [c.work / "stamps/numpy", c.pandas_sdist(), c.dl],
-                [step_pandas, PANDAS_PATCHES])
+                [step_pandas, PANDAS_PATCHES, apply_patches])
     if fresh_or_log(step):
         return
     src = c.work / "extract" / f"pandas-{PANDAS[1]}"
@@ -843,12 +866,7 @@ def step_pandas(c):
          "--quiet"], env=env)
     shutil.move(str(inst / "site"), c.site_pandas)
     shutil.rmtree(inst)
-    for rel, (old, new) in PANDAS_PATCHES.items():
-        p = c.site_pandas / rel
-        text = p.read_text()
-        if old not in text:
-            raise SystemExit(f"pandas patch no longer applies: {rel}")
-        p.write_text(text.replace(old, "\n" + new, 1))
+    apply_patches(c.site_pandas, PANDAS_PATCHES)
     for name, (version, _) in PURE_WHEELS.items():
         whl = next(c.dl.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
         with zipfile.ZipFile(whl) as z:

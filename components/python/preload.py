@@ -8,6 +8,7 @@ import scan's error messages.
 """
 
 import importlib
+import pkgutil
 
 MODULES = """
     __future__ abc argparse array ast base64 binascii bisect builtins calendar cmath codecs
@@ -32,6 +33,8 @@ MODULES = """
     zoneinfo asyncio concurrent.futures ssl ctypes lzma bz2 dbm readline curses
 """.split()
 
+MODULES += ["_ast_unparse", "tracemalloc", "doctest"]  # ast.unparse imports the first lazily
+
 MISSING = []
 for _name in MODULES:
     try:
@@ -39,3 +42,13 @@ for _name in MODULES:
     except Exception:  # noqa: BLE001 - any failure means "not in this build"
         MISSING.append(_name)
 del _name
+
+# Every codec (`str.encode("utf-7")`, `"cp1251"`, ...): a codec is found by importing
+# `encodings.<name>` on first use, which works only for modules in the snapshot. Those that
+# cannot exist here (Windows' mbcs, oem) are simply left out.
+for _info in pkgutil.iter_modules(importlib.import_module("encodings").__path__):
+    try:
+        importlib.import_module("encodings." + _info.name)
+    except Exception:  # noqa: BLE001
+        pass
+del _info

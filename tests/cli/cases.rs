@@ -122,6 +122,7 @@ cases! {
     sleep_returns_slept,
     concurrent_calls_settle_in_order,
     list_memory_bomb,
+    every_codec_and_unparse,
     package_in_no_profile,
     package_unavailable,
     missing_stdlib_module,

@@ -7,4 +7,5 @@ mod journal;
 mod python;
 mod run;
 mod science;
+mod upstream;
 mod util;

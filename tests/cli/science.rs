@@ -314,3 +314,24 @@ fn numpy_functions_registered_with_a_mismatched_arity_do_not_trap() {
     );
     assert_eq!(value, serde_json::json!([1.5, 3, "bool", [true]]));
 }
+
+#[test]
+fn numpy_and_pandas_file_round_trips_work_without_dup_or_mmap() {
+    // WASI has no dup() (numpy's save/load on a path) and no mmap (read_csv's memory_map): the
+    // build patches both to read and write through Python file objects.
+    let sandbox = Sandbox::new();
+    let value = science_value(
+        &sandbox,
+        r#"
+import forge, numpy as np, pandas as pd
+np.save("a.npy", np.arange(6).reshape(2, 3))
+back = np.load("a.npy")
+np.savez("b.npz", x=np.ones(3))
+with open("t.csv", "w") as f:
+    f.write("k,v\na,1\nb,2\n")
+frame = pd.read_csv("t.csv", memory_map=True)
+forge.result([back.tolist(), float(np.load("b.npz")["x"].sum()), frame["v"].sum().item()])
+"#,
+    );
+    assert_eq!(value, serde_json::json!([[[0, 1, 2], [3, 4, 5]], 3.0, 3]));
+}
