@@ -213,20 +213,17 @@ fn groupby_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
         "science_groupby_process_ms".into(),
         started.elapsed().as_secs_f64() * 1000.0,
     );
-    let value = report
-        .split("\"value\":")
-        .nth(1)
-        .and_then(|rest| rest.split('}').next())
-        .ok_or("no value in the groupby report")?;
-    for (key, number) in json_numbers(value) {
-        numbers.insert(format!("science_pandas_{key}"), number);
+    let report: serde_json::Value =
+        serde_json::from_str(&report).map_err(|e| format!("the groupby report: {e}"))?;
+    let value = report["value"]
+        .as_object()
+        .ok_or_else(|| format!("the groupby run did not return its timings: {report}"))?;
+    for (key, number) in value {
+        if let Some(number) = number.as_f64() {
+            numbers.insert(format!("science_pandas_{key}"), number);
+        }
     }
-    if let Some(peak) = report
-        .split("\"memory_peak_bytes\":")
-        .nth(1)
-        .and_then(|rest| rest.split([',', '}']).next())
-        .and_then(|n| n.trim().parse::<f64>().ok())
-    {
+    if let Some(peak) = report["metrics"]["memory_peak_bytes"].as_f64() {
         numbers.insert("science_groupby_memory_peak_mib".into(), peak / 1048576.0);
     }
     Ok(numbers)
