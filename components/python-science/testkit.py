@@ -39,6 +39,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from build import sha256  # the science build's own helper (this folder is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 
 # ---------------------------------------------------------------------------------------------
@@ -81,14 +83,6 @@ UPSTREAM_FILES = ["run_upstream.py", "selection.txt", "known-failures.txt", "des
 
 def log(msg):
     print(f"[testkit {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def version_of(path, pattern):
