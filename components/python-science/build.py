@@ -749,19 +749,22 @@ NUMPY_PATCHES = {
 }
 
 
-def apply_patches(root, patches):
-    """Applies (old, new) edits to files under root; an edit already applied is skipped, one
-    whose text is gone fails the build (the pinned source changed)."""
+def apply_patches(root, patches, pristine=None):
+    """Applies (old, new) edits to files under root, starting from `pristine(rel)` when given
+    (so an earlier version of a patch is undone) or else from the file as it is; an edit already
+    applied is skipped, one whose text is gone fails the build (the pinned source changed). A
+    file whose patched text is unchanged is not rewritten and keeps its mtime."""
     for rel, edits in patches.items():
         path = root / rel
-        text = original = path.read_text()
+        current = path.read_text()
+        text = pristine(rel) if pristine else current
         for old, new in edits:
             if new in text:
                 continue
             if old not in text:
                 raise SystemExit(f"patch no longer applies: {rel}: {old.strip()}")
             text = text.replace(old, new, 1)
-        if text != original:
+        if text != current:
             path.write_text(text)
 
 
@@ -772,17 +775,10 @@ def step_numpy(c):
                 [step_numpy, cross_file, NUMPY_MESON_OPTIONS, NUMPY_PATCHES, apply_patches])
     if fresh_or_log(step):
         return
-    # Patch from the pristine sdist text (an earlier patch's edit is undone first); a file whose
-    # patched text is unchanged keeps its mtime, so ninja does not recompile it.
+    # From the sdist's own text, so that ninja recompiles only files whose patched text changed.
     with tarfile.open(c.numpy_sdist()) as t:
-        for rel in NUMPY_PATCHES:
-            pristine = t.extractfile(f"numpy-{NUMPY[1]}/{rel}").read().decode()
-            for old, new in NUMPY_PATCHES[rel]:
-                pristine = pristine.replace(old, new, 1)
-            target = src / rel
-            if target.read_text() != pristine:
-                target.write_text(pristine)
-    apply_patches(src, NUMPY_PATCHES)
+        apply_patches(src, NUMPY_PATCHES,
+                      lambda rel: t.extractfile(f"numpy-{NUMPY[1]}/{rel}").read().decode())
     cf = c.work / "cross.ini"
     cf.write_text(cross_file(c))
     build = c.work / "numpy-build"

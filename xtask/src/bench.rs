@@ -77,35 +77,30 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
         Ok(started.elapsed().as_secs_f64() * 1000.0)
     };
     let cache = scratch.join("cli-cache");
-    let cold = once_with(&script, &cache)?;
-    let mut warm = Vec::new();
-    for _ in 0..40 {
-        warm.push(once_with(&script, &cache)?);
-    }
-    let mut numbers = Numbers::new();
-    numbers.insert("cli_first_run_cold_cache_ms".into(), cold);
-    numbers.insert("cli_return_1_p50_ms".into(), p50(warm));
-    numbers.insert(
-        "python_cli_first_run_cold_cache_ms".into(),
-        once_with(&py_script, &cache)?,
-    );
-    let mut warm = Vec::new();
-    for _ in 0..40 {
-        warm.push(once_with(&py_script, &cache)?);
-    }
-    numbers.insert("python_cli_result_1_p50_ms".into(), p50(warm));
     let science_script = scratch.join("science1.py");
     std::fs::write(&science_script, "import forge, pandas\nforge.result(1)\n")
         .map_err(|e| e.to_string())?;
-    numbers.insert(
-        "science_cli_first_run_cold_cache_ms".into(),
-        once_with(&science_script, &cache)?,
-    );
-    let mut warm = Vec::new();
-    for _ in 0..20 {
-        warm.push(once_with(&science_script, &cache)?);
+    let mut numbers = Numbers::new();
+    // The first run of each engine compiles it into the empty cache; then warm runs.
+    for (prefix, script, warm_runs, warm_key) in [
+        ("", &script, 40, "cli_return_1_p50_ms"),
+        ("python_", &py_script, 40, "python_cli_result_1_p50_ms"),
+        (
+            "science_",
+            &science_script,
+            20,
+            "science_cli_result_1_p50_ms",
+        ),
+    ] {
+        numbers.insert(
+            format!("{prefix}cli_first_run_cold_cache_ms"),
+            once_with(script, &cache)?,
+        );
+        let warm = (0..warm_runs)
+            .map(|_| once_with(script, &cache))
+            .collect::<Result<Vec<f64>>>()?;
+        numbers.insert(warm_key.into(), p50(warm));
     }
-    numbers.insert("science_cli_result_1_p50_ms".into(), p50(warm));
     // Native CPython, same loop, timed inside the process.
     let native = capture(Command::new("/usr/bin/python3").args([
         "-I",
