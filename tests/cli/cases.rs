@@ -2,10 +2,12 @@
 //! saying how the run must end. Every folder must be listed in `cases!` below, so that a case
 //! without a test fails the build of this suite instead of being silently skipped.
 
+use std::ffi::OsStr;
+
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::util::{Sandbox, repo};
+use crate::util::{Sandbox, args, repo};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,9 +38,8 @@ fn run_case(name: &str) {
         }
         ran += 1;
         let sandbox = Sandbox::new();
-        let path = path.to_string_lossy().into_owned();
-        let mut args = vec!["run", path.as_str(), "--json"];
-        args.extend(case.args.iter().map(String::as_str));
+        let mut args = args!["run", &path, "--json"].to_vec();
+        args.extend(case.args.iter().map(OsStr::new));
         let run = sandbox.forge(&args);
         let report = run.report();
         let context = format!("{name}/{script}: {report:#}\nstderr: {}", run.stderr());

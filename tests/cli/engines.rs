@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Sandbox, repo};
+use crate::util::{Sandbox, args, repo};
 
 #[test]
 fn status_lists_every_engine_with_its_hash_and_a_probe_run() {
@@ -34,7 +34,7 @@ fn engines_check_runs_each_engine_and_add_refuses_what_is_not_an_engine() {
     let check = sandbox.forge(&["engines", "check", "--json"]);
     assert_eq!(check.code(), 0, "{}", check.stdout());
     let garbage = sandbox.script("garbage.wasm", "not wasm at all");
-    let add = sandbox.forge(&["engines", "add", garbage.to_str().expect("utf-8")]);
+    let add = sandbox.forge(&args!["engines", "add", &garbage]);
     assert_eq!(add.code(), 2);
     assert!(
         add.stderr().starts_with("error ENGINE_UNAVAILABLE"),
@@ -42,7 +42,7 @@ fn engines_check_runs_each_engine_and_add_refuses_what_is_not_an_engine() {
         add.stderr()
     );
     let quickjs = repo().join("target/engines/javascript-quickjs.wasm");
-    let again = sandbox.forge(&["engines", "add", quickjs.to_str().expect("utf-8")]);
+    let again = sandbox.forge(&args!["engines", "add", &quickjs]);
     assert_eq!(again.code(), 0, "{}", again.stderr());
     let lock =
         std::fs::read_to_string(sandbox.data_dir().join("engines/engines.lock")).expect("lock");

@@ -3,22 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::{Sandbox, repo};
-
-fn forge(sandbox: &Sandbox) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_forge-host"));
-    command
-        .current_dir(sandbox.dir.path())
-        .env("FORGE_HOST_DATA_DIR", sandbox.data_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
+use crate::util::{NO_ARGS, Sandbox, args, repo};
 
 fn journal_list(sandbox: &Sandbox) -> Vec<Value> {
     let run = sandbox.forge(&["journal", "list", "--json", "--limit", "100000"]);
@@ -31,7 +21,7 @@ fn journal_show_has_each_call_with_its_effect_and_input_hash() {
     let sandbox = Sandbox::new();
     let run = sandbox.run_js(
         "await tools.call('echo', {a: 1}); try { await tools.call('fail', {}); } catch (e) {} return 1;",
-        &[],
+        NO_ARGS,
     );
     let id = run.report()["id"].as_str().expect("id").to_string();
     let shown = sandbox.forge(&["journal", "show", &id, "--json"]);
@@ -74,14 +64,14 @@ fn eight_concurrent_runs_on_one_data_directory_are_all_recorded() {
     );
     let children: Vec<_> = (0..8)
         .map(|i| {
-            forge(&sandbox)
-                .args([
+            sandbox
+                .command(&args![
                     "run",
-                    script.to_str().expect("utf-8"),
+                    &script,
                     "--json",
                     "--session",
+                    &format!("s{i}")
                 ])
-                .arg(format!("s{i}"))
                 .spawn()
                 .expect("spawn")
         })
@@ -122,14 +112,8 @@ fn two_concurrent_runs_changing_one_key_one_commits_the_other_conflicts() {
     );
     let children: Vec<_> = (0..2)
         .map(|_| {
-            forge(&sandbox)
-                .args([
-                    "run",
-                    script.to_str().expect("utf-8"),
-                    "--json",
-                    "--session",
-                    "shared",
-                ])
+            sandbox
+                .command(&args!["run", &script, "--json", "--session", "shared"])
                 .spawn()
                 .expect("spawn")
         })
@@ -189,14 +173,8 @@ fn kill_9_at_random_points_loses_no_committed_record() {
         if attempt >= 50 && killed_after_start.len() >= 3 {
             break;
         }
-        let mut child = forge(&sandbox)
-            .args([
-                "run",
-                script.to_str().expect("utf-8"),
-                "--json",
-                "--session",
-                "crash",
-            ])
+        let mut child = sandbox
+            .command(&args!["run", &script, "--json", "--session", "crash"])
             .spawn()
             .expect("spawn");
         std::thread::sleep(Duration::from_millis(random.below(250)));
@@ -299,13 +277,7 @@ fn rerun_runs_the_same_script_and_refuses_changed_inputs() {
         "sum.py",
         "import forge\nforge.result(sum(r['n'] for r in forge.read_table('numbers.csv')))\n",
     );
-    let first = sandbox.forge(&[
-        "run",
-        script.to_str().expect("utf-8"),
-        "--input",
-        data.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let first = sandbox.forge(&args!["run", &script, "--input", &data, "--json"]);
     assert_eq!(first.report()["value"], 6);
     let id = first.report()["id"].as_str().expect("id").to_string();
     std::fs::write(
@@ -340,7 +312,7 @@ fn logs_show_what_a_run_printed_in_a_private_file() {
     let sandbox = Sandbox::new();
     let run = sandbox.run_js(
         "console.log('line one'); progress('half', 1, 2); text('note'); return 1;",
-        &[],
+        NO_ARGS,
     );
     let id = run.report()["id"].as_str().expect("id").to_string();
     let logs = sandbox.forge(&["logs", &id]);
@@ -428,14 +400,8 @@ fn ctrl_c_cancels_a_run_and_the_journal_says_cancelled() {
     use std::io::{BufRead, BufReader};
     let sandbox = Sandbox::new();
     let script = sandbox.script("spin.js", "while (true) {}");
-    let mut child = forge(&sandbox)
-        .args([
-            "run",
-            script.to_str().expect("utf-8"),
-            "--json",
-            "--timeout",
-            "60s",
-        ])
+    let mut child = sandbox
+        .command(&args!["run", &script, "--json", "--timeout", "60s"])
         .spawn()
         .expect("spawn");
     // Wait until the run is journaled and its guest starts, then interrupt it as Ctrl-C would.

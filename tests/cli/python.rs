@@ -1,17 +1,11 @@
 //! The Python engine seen from outside: files in and out, publication, provenance, and state
 //! shared with JavaScript.
 
+use std::ffi::OsStr;
+
 use serde_json::json;
 
-use crate::util::Sandbox;
-
-fn run_py(sandbox: &Sandbox, source: &str, args: &[&str]) -> crate::util::Run {
-    let path = sandbox.script("analysis.py", source);
-    let path = path.to_string_lossy().into_owned();
-    let mut all = vec!["run", path.as_str(), "--json"];
-    all.extend_from_slice(args);
-    sandbox.forge(&all)
-}
+use crate::util::{NO_ARGS, Sandbox, args, repo};
 
 const ANALYSIS: &str = r#"
 import csv, forge
@@ -32,18 +26,9 @@ fn a_csv_analysis_publishes_its_outputs_with_provenance() {
     let sandbox = Sandbox::new();
     let csv = sandbox.script("sales.csv", "region,amount\nnorth,10\nsouth,20\nnorth,5\n");
     let out = sandbox.dir.path().join("out");
-    let run = run_py(
-        &sandbox,
-        ANALYSIS,
-        &[
-            "--input",
-            csv.to_str().expect("utf-8"),
-            "--out",
-            out.to_str().expect("utf-8"),
-        ],
-    );
-    let report = run.report();
-    assert_eq!(report["status"], "succeeded", "{report:#}");
+    let report = sandbox
+        .run_py(ANALYSIS, &args!["--input", &csv, "--out", &out])
+        .assert_succeeded();
     assert_eq!(report["engine"], "python-cpython");
     assert_eq!(report["value"], json!({"north": 15, "south": 20}));
     assert_eq!(
@@ -88,11 +73,10 @@ fn outputs_are_published_only_on_success_unless_asked() {
     let sandbox = Sandbox::new();
     let script = "import forge\nopen(forge.output_path('partial.txt'), 'w').write('half')\nraise RuntimeError('failed midway')\n";
     let out = sandbox.dir.path().join("out");
-    let out_arg = out.to_str().expect("utf-8");
-    let failed = run_py(&sandbox, script, &["--out", out_arg]);
+    let failed = sandbox.run_py(script, &args!["--out", &out]);
     assert_eq!(failed.error_code(), "SCRIPT_RUNTIME");
     assert!(!out.exists(), "nothing is published for a failed run");
-    let kept = run_py(&sandbox, script, &["--out", out_arg, "--publish-on-error"]);
+    let kept = sandbox.run_py(script, &args!["--out", &out, "--publish-on-error"]);
     assert_eq!(kept.status(), "failed");
     assert_eq!(
         std::fs::read_to_string(out.join("partial.txt")).expect("published"),
@@ -105,13 +89,13 @@ fn outputs_are_published_only_on_success_unless_asked() {
 #[test]
 fn a_run_without_out_publishes_to_forge_out_only_when_it_wrote_files() {
     let sandbox = Sandbox::new();
-    let quiet = run_py(&sandbox, "import forge\nforge.result(1)\n", &[]);
-    assert_eq!(quiet.status(), "succeeded");
+    sandbox
+        .run_py("import forge\nforge.result(1)\n", NO_ARGS)
+        .assert_succeeded();
     assert!(!sandbox.dir.path().join("forge-out").exists());
-    let writer = run_py(
-        &sandbox,
+    let writer = sandbox.run_py(
         "import forge\nopen(forge.output_path('a.txt'), 'w').write('x')\n",
-        &[],
+        NO_ARGS,
     );
     let id = writer.report()["id"].as_str().expect("id").to_string();
     let published = sandbox.dir.path().join("forge-out").join(&id);
@@ -126,7 +110,6 @@ fn a_run_without_out_publishes_to_forge_out_only_when_it_wrote_files() {
 fn invalid_outputs_are_rejected_and_nothing_partial_is_left() {
     let sandbox = Sandbox::new();
     let out = sandbox.dir.path().join("out");
-    let out_arg = out.to_str().expect("utf-8");
     let cases = [
         (
             "import forge\nopen(forge.output_path('big.bin'), 'w').write('x' * 4096)\n",
@@ -150,9 +133,9 @@ fn invalid_outputs_are_rejected_and_nothing_partial_is_left() {
         ),
     ];
     for (script, extra, culprit) in cases {
-        let mut args = vec!["--out", out_arg];
-        args.extend(extra);
-        let run = run_py(&sandbox, script, &args);
+        let mut args = args!["--out", &out].to_vec();
+        args.extend(extra.into_iter().map(OsStr::new));
+        let run = sandbox.run_py(script, &args);
         assert_eq!(
             run.error_code(),
             "PUBLICATION_REJECTED",
@@ -179,21 +162,12 @@ fn a_publication_failure_commits_no_state() {
     let sandbox = Sandbox::new();
     let out = sandbox.dir.path().join("out");
     let script = "import forge\nforge.state.set('n', 1)\nopen(forge.output_path('big.bin'), 'w').write('x' * 4096)\n";
-    let run = run_py(
-        &sandbox,
+    let run = sandbox.run_py(
         script,
-        &[
-            "--out",
-            out.to_str().expect("utf-8"),
-            "--max-file-bytes",
-            "1KiB",
-            "--session",
-            "p",
-        ],
+        &args!["--out", &out, "--max-file-bytes", "1KiB", "--session", "p"],
     );
     assert_eq!(run.error_code(), "PUBLICATION_REJECTED");
-    let check = run_py(
-        &sandbox,
+    let check = sandbox.run_py(
         "import forge\nforge.result(forge.state.get('n'))\n",
         &["--session", "p"],
     );
@@ -206,11 +180,7 @@ fn a_foreign_out_folder_is_refused_before_running() {
     let out = sandbox.dir.path().join("mine");
     std::fs::create_dir_all(&out).expect("mkdir");
     std::fs::write(out.join("precious.txt"), "keep").expect("write");
-    let run = run_py(
-        &sandbox,
-        "import forge\nforge.result(1)\n",
-        &["--out", out.to_str().expect("utf-8")],
-    );
+    let run = sandbox.run_py("import forge\nforge.result(1)\n", &args!["--out", &out]);
     assert_eq!(run.code(), 2);
     assert_eq!(
         std::fs::read_to_string(out.join("precious.txt")).expect("kept"),
@@ -225,9 +195,8 @@ fn state_is_shared_between_javascript_and_python_in_one_session() {
         "state.set('greeting', {from: 'js', n: 1}); return 'set';",
         &["--session", "mixed"],
     );
-    assert_eq!(js.status(), "succeeded");
-    let py = run_py(
-        &sandbox,
+    js.assert_succeeded();
+    let py = sandbox.run_py(
         "import forge\ng = forge.state.get('greeting')\nforge.state.set('reply', {'from': 'python', 'saw': g})\nforge.result(g)\n",
         &["--session", "mixed"],
     );
@@ -247,11 +216,7 @@ fn folder_inputs_keep_their_tree_and_are_listed_with_hashes() {
     std::fs::write(data.join("a.txt"), "alpha").expect("write");
     std::fs::write(data.join("nested/b.jsonl"), "{\"k\": 1}\n{\"k\": 2}\n").expect("write");
     let script = "import forge\nforge.result({'inputs': [(i['name'], i['size']) for i in forge.inputs()], 'rows': forge.read_table('dataset/nested/b.jsonl')})\n";
-    let run = run_py(
-        &sandbox,
-        script,
-        &["--input", data.to_str().expect("utf-8")],
-    );
+    let run = sandbox.run_py(script, &args!["--input", &data]);
     assert_eq!(
         run.report()["value"],
         json!({"inputs": [["dataset/a.txt", 5], ["dataset/nested/b.jsonl", 18]], "rows": [{"k": 1}, {"k": 2}]})
@@ -261,10 +226,9 @@ fn folder_inputs_keep_their_tree_and_are_listed_with_hashes() {
 #[test]
 fn an_input_holding_the_data_directory_is_refused() {
     let sandbox = Sandbox::new();
-    let run = run_py(
-        &sandbox,
+    let run = sandbox.run_py(
         "import forge\nforge.result(1)\n",
-        &["--input", sandbox.dir.path().to_str().expect("utf-8")],
+        &args!["--input", sandbox.dir.path()],
     );
     assert_eq!(run.code(), 2, "{}", run.stdout());
     assert_eq!(run.report()["error"]["code"], "INVALID_INPUT");
@@ -274,18 +238,9 @@ fn an_input_holding_the_data_directory_is_refused() {
 fn sqlite_and_tsv_inputs_read_as_tables() {
     let sandbox = Sandbox::new();
     let tsv = sandbox.script("t.tsv", "name\tscore\nada\t3.5\nken\t\n");
-    let db = super::util::repo().join("examples/data/shop.sqlite");
+    let db = repo().join("examples/data/shop.sqlite");
     let script = "import forge\nforge.result([forge.read_table('t.tsv'), len(forge.read_table('shop.sqlite', table='orders'))])\n";
-    let run = run_py(
-        &sandbox,
-        script,
-        &[
-            "--input",
-            tsv.to_str().expect("utf-8"),
-            "--input",
-            db.to_str().expect("utf-8"),
-        ],
-    );
+    let run = sandbox.run_py(script, &args!["--input", &tsv, "--input", &db]);
     assert_eq!(
         run.report()["value"],
         json!([[{"name": "ada", "score": 3.5}, {"name": "ken", "score": null}], 60])
@@ -296,8 +251,8 @@ fn sqlite_and_tsv_inputs_read_as_tables() {
 fn random_differs_between_runs() {
     let sandbox = Sandbox::new();
     let script = "import forge, random, os\nforge.result([random.random(), os.urandom(8).hex()])\n";
-    let first = run_py(&sandbox, script, &[]).report()["value"].clone();
-    let second = run_py(&sandbox, script, &[]).report()["value"].clone();
+    let first = sandbox.run_py(script, NO_ARGS).report()["value"].clone();
+    let second = sandbox.run_py(script, NO_ARGS).report()["value"].clone();
     assert_ne!(first[0], second[0], "random is reseeded on every run");
     assert_ne!(first[1], second[1]);
 }
@@ -306,13 +261,10 @@ fn random_differs_between_runs() {
 fn gather_runs_python_calls_concurrently() {
     let sandbox = Sandbox::new();
     let script = "import forge\nforge.result(forge.gather([('sleep', {'ms': 600})] * 4))\n";
-    let concurrent = run_py(&sandbox, script, &["--timeout", "1500ms"]);
-    assert_eq!(concurrent.status(), "succeeded", "{}", concurrent.stdout());
-    let serial = run_py(
-        &sandbox,
-        script,
-        &["--timeout", "1500ms", "--max-concurrency", "1"],
-    );
+    sandbox
+        .run_py(script, &["--timeout", "1500ms"])
+        .assert_succeeded();
+    let serial = sandbox.run_py(script, &["--timeout", "1500ms", "--max-concurrency", "1"]);
     assert_eq!(serial.status(), "timed_out");
 }
 
@@ -333,8 +285,8 @@ except ValueError as e:
     forge.result(str(e))
 "#;
     let out = sandbox.dir.path().join("charts");
-    let run = run_py(&sandbox, script, &["--out", out.to_str().expect("utf-8")]);
-    assert_eq!(run.status(), "succeeded", "{}", run.stdout());
+    let run = sandbox.run_py(script, &args!["--out", &out]);
+    let report = run.assert_succeeded();
     for (file, label) in [
         ("bar.svg", "Bars &lt;&amp;&gt;"),
         ("line.svg", "Lines"),
@@ -357,7 +309,7 @@ except ValueError as e:
             && !html.contains("src=")
     );
     assert!(
-        run.report()["value"]
+        report["value"]
             .as_str()
             .unwrap_or_default()
             .contains("non-negative")

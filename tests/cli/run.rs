@@ -1,14 +1,16 @@
 //! `forge-host run`: output, exit codes, limits, state and concurrency, seen from outside.
 
+use std::ffi::OsString;
+
 use serde_json::json;
 
-use crate::util::{Sandbox, repo};
+use crate::util::{NO_ARGS, Sandbox, args, repo};
 
 #[test]
 fn prints_the_result_as_json_and_exits_0() {
     let sandbox = Sandbox::new();
     let script = sandbox.script("sum.js", "console.log('working'); return { sum: 1 + 2 };");
-    let run = sandbox.forge(&["run", script.to_str().expect("utf-8")]);
+    let run = sandbox.forge(&args!["run", &script]);
     assert_eq!(run.code(), 0, "{}", run.stderr());
     let last = run.stdout().lines().last().unwrap_or_default().to_string();
     assert_eq!(
@@ -22,7 +24,7 @@ fn prints_the_result_as_json_and_exits_0() {
 fn a_failure_prints_its_code_on_stderr_and_exits_1() {
     let sandbox = Sandbox::new();
     let script = sandbox.script("bad.js", "throw new RangeError('out of range');");
-    let run = sandbox.forge(&["run", script.to_str().expect("utf-8")]);
+    let run = sandbox.forge(&args!["run", &script]);
     assert_eq!(run.code(), 1);
     assert!(
         run.stderr()
@@ -38,12 +40,11 @@ fn json_output_has_the_contract_shape() {
     let run = sandbox.run_js(
         "console.log('out'); console.error('err'); text('hello'); text({ n: 1 });\n\
          progress('half', 1, 2); await tools.call('echo', {}); return [1, 'two'];",
-        &[],
+        NO_ARGS,
     );
     assert_eq!(run.code(), 0, "{}", run.stderr());
-    let report = run.report();
+    let report = run.assert_succeeded();
     assert_eq!(report["engine"], "javascript-quickjs");
-    assert_eq!(report["status"], "succeeded");
     assert_eq!(report["value"], json!([1, "two"]));
     assert!(report.get("error").is_none());
     assert_eq!(report["stdout"], "out\n");
@@ -80,22 +81,27 @@ fn fuel_consumed_is_reported_when_fuel_is_on() {
 fn bad_usage_and_invalid_input_exit_2_with_one_line() {
     let sandbox = Sandbox::new();
     let js = sandbox.script("ok.js", "return 1;");
-    let js = js.to_str().expect("utf-8");
     let unknown = sandbox.script("notes.txt", "hello");
-    let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["run", "missing.js"], "INVALID_INPUT"),
-        (vec!["run", js, "--memory", "1MiB"], "INVALID_INPUT"),
+    let cases = [
+        (args!["run", "missing.js"].to_vec(), "INVALID_INPUT"),
         (
-            vec!["run", js, "--memory", "32MiB", "--max-output", "64MiB"],
+            args!["run", &js, "--memory", "1MiB"].to_vec(),
             "INVALID_INPUT",
         ),
-        (vec!["run", js, "--max-concurrency", "0"], "INVALID_INPUT"),
-        (vec!["run", js, "--session", ""], "INVALID_INPUT"),
         (
-            vec!["run", unknown.to_str().expect("utf-8")],
+            args!["run", &js, "--memory", "32MiB", "--max-output", "64MiB"].to_vec(),
+            "INVALID_INPUT",
+        ),
+        (
+            args!["run", &js, "--max-concurrency", "0"].to_vec(),
+            "INVALID_INPUT",
+        ),
+        (args!["run", &js, "--session", ""].to_vec(), "INVALID_INPUT"),
+        (args!["run", &unknown].to_vec(), "ENGINE_UNAVAILABLE"),
+        (
+            args!["run", &js, "--engine", "cobol"].to_vec(),
             "ENGINE_UNAVAILABLE",
         ),
-        (vec!["run", js, "--engine", "cobol"], "ENGINE_UNAVAILABLE"),
     ];
     for (args, code) in cases {
         let run = sandbox.forge(&args);
@@ -108,9 +114,9 @@ fn bad_usage_and_invalid_input_exit_2_with_one_line() {
         );
     }
     for args in [
-        vec!["run", js, "--timeout", "soon"],
-        vec!["run"],
-        vec!["fly"],
+        args!["run", &js, "--timeout", "soon"].to_vec(),
+        args!["run"].to_vec(),
+        args!["fly"].to_vec(),
     ] {
         assert_eq!(sandbox.forge(&args).code(), 2, "{args:?}");
     }
@@ -166,12 +172,12 @@ fn state_budgets_are_enforced() {
     let sandbox = Sandbox::new();
     let big = "try { state.set('k', 'x'.repeat(300 * 1024)); return 'set'; } catch (e) { return e.code; }";
     assert_eq!(
-        sandbox.run_js(big, &[]).report()["value"],
+        sandbox.run_js(big, NO_ARGS).report()["value"],
         "BUDGET_EXCEEDED"
     );
     let total =
         "for (let i = 0; i < 8; i++) state.set('k' + i, 'x'.repeat(200 * 1024)); return 'set';";
-    let run = sandbox.run_js(total, &[]);
+    let run = sandbox.run_js(total, NO_ARGS);
     assert_eq!(run.status(), "failed");
     assert_eq!(run.error_code(), "BUDGET_EXCEEDED");
 }
@@ -185,9 +191,8 @@ fn four_concurrent_sleeps_overlap_in_time() {
     let script =
         "return await Promise.all([1, 2, 3, 4].map(() => tools.call('sleep', { ms: 600 })));";
     let concurrent = sandbox.run_js(script, &["--timeout", "1500ms", "--max-concurrency", "4"]);
-    assert_eq!(concurrent.status(), "succeeded", "{}", concurrent.stdout());
     assert_eq!(
-        concurrent.report()["value"],
+        concurrent.assert_succeeded()["value"],
         json!([{"slept": 600}, {"slept": 600}, {"slept": 600}, {"slept": 600}])
     );
     let serial = sandbox.run_js(script, &["--timeout", "1500ms", "--max-concurrency", "1"]);
@@ -198,9 +203,9 @@ fn four_concurrent_sleeps_overlap_in_time() {
 fn an_output_flood_stays_bounded() {
     let sandbox = Sandbox::new();
     let script = "for (let i = 0; i < 200000; i++) console.log('line ' + i + ' ' + 'y'.repeat(64)); return 'done';";
-    let run = sandbox.run_js(script, &["--max-output", "64KiB"]);
-    let report = run.report();
-    assert_eq!(report["status"], "succeeded");
+    let report = sandbox
+        .run_js(script, &["--max-output", "64KiB"])
+        .assert_succeeded();
     let stdout = report["stdout"].as_str().unwrap_or_default();
     assert!(stdout.len() <= 64 * 1024, "retained {} bytes", stdout.len());
     let last_line = format!("line 199999 {}\n", "y".repeat(64));
@@ -256,7 +261,7 @@ fn the_host_stays_up_after_a_memory_bomb() {
 
 /// The arguments an example declares on a first-lines comment `// args: ...` or `# args: ...`,
 /// with repository paths made absolute.
-fn example_args(path: &std::path::Path) -> Vec<String> {
+fn example_args(path: &std::path::Path) -> Vec<OsString> {
     let text = std::fs::read_to_string(path).expect("example");
     let line = text
         .lines()
@@ -271,9 +276,9 @@ fn example_args(path: &std::path::Path) -> Vec<String> {
     line.split_whitespace()
         .map(|arg| {
             if arg.starts_with("examples/") {
-                repo().join(arg).to_string_lossy().into_owned()
+                repo().join(arg).into_os_string()
             } else {
-                arg.to_string()
+                arg.into()
             }
         })
         .collect()
@@ -296,8 +301,8 @@ fn every_example_runs() {
             continue;
         }
         let extra = example_args(&path);
-        let mut args = vec!["run", path.to_str().expect("utf-8"), "--json"];
-        args.extend(extra.iter().map(String::as_str));
+        let mut args = args!["run", &path, "--json"].to_vec();
+        args.extend(extra.iter().map(OsString::as_os_str));
         let run = sandbox.forge(&args);
         assert_eq!(
             run.status(),
@@ -332,15 +337,15 @@ fn keep_leaves_the_job_folder_and_engine_forces_an_engine() {
             "{job}/{folder}"
         );
     }
-    let gone = sandbox.run_js("return 1;", &[]);
+    let gone = sandbox.run_js("return 1;", NO_ARGS);
     assert!(gone.report().get("job_dir").is_none());
     let forced = sandbox.script("not-js.txt", "return 'ran as JavaScript';");
-    let run = sandbox.forge(&[
+    let run = sandbox.forge(&args![
         "run",
-        forced.to_str().expect("utf-8"),
+        &forced,
         "--engine",
         "javascript-quickjs",
-        "--json",
+        "--json"
     ]);
     assert_eq!(run.report()["value"], "ran as JavaScript");
 }
@@ -352,20 +357,19 @@ fn a_config_file_sets_limits_and_typed_flags_override_it() {
         "limits.json",
         r#"{"timeout": "700ms", "max-tool-calls": 2, "memory": "64MiB"}"#,
     );
-    let config = config.to_str().expect("utf-8");
     let calls = "for (let i = 0; i < 3; i++) await tools.call('echo', {}); return 'done';";
-    let budget = sandbox.run_js(calls, &["--config", config]);
+    let budget = sandbox.run_js(calls, &args!["--config", &config]);
     assert_eq!(
         budget.error_code(),
         "TOOL_BUDGET",
         "the file's max-tool-calls applies"
     );
-    let overridden = sandbox.run_js(calls, &["--config", config, "--max-tool-calls", "5"]);
+    let overridden = sandbox.run_js(calls, &args!["--config", &config, "--max-tool-calls", "5"]);
     assert_eq!(overridden.report()["value"], "done", "a typed flag wins");
-    let spin = sandbox.run_js("while (true) {}", &["--config", config]);
+    let spin = sandbox.run_js("while (true) {}", &args!["--config", &config]);
     assert_eq!(spin.status(), "timed_out");
     let bad = sandbox.script("bad.json", r#"{"timeuot": "1s"}"#);
-    let refused = sandbox.run_js("return 1;", &["--config", bad.to_str().expect("utf-8")]);
+    let refused = sandbox.run_js("return 1;", &args!["--config", &bad]);
     assert_eq!(refused.code(), 2);
     assert!(
         refused.report()["error"]["message"]

@@ -6,26 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::util::{Run, Sandbox, repo};
+use crate::util::{NO_ARGS, Sandbox, args, repo};
 
-fn run_py(sandbox: &Sandbox, source: &str, args: &[&str]) -> Run {
-    let path = sandbox.script("script.py", source);
-    let path = path.to_string_lossy().into_owned();
-    let mut all = vec!["run", path.as_str(), "--json"];
-    all.extend_from_slice(args);
-    sandbox.forge(&all)
-}
-
-/// Runs `source` and returns its report, which must say it succeeded in python-science.
+/// Runs `source` and returns its value; its report must say it succeeded in python-science.
 fn science_value(sandbox: &Sandbox, source: &str) -> Value {
-    let run = run_py(sandbox, source, &[]);
-    let report = run.report();
-    assert_eq!(
-        report["status"],
-        "succeeded",
-        "{report:#}\n{}",
-        run.stderr()
-    );
+    let report = sandbox.run_py(source, NO_ARGS).assert_succeeded();
     assert_eq!(
         report["engine"], "python-science",
         "the science engine must be built (`cargo xtask build`): {report:#}"
@@ -36,7 +21,7 @@ fn science_value(sandbox: &Sandbox, source: &str) -> Value {
 #[test]
 fn the_import_scan_picks_the_smallest_profile() {
     let sandbox = Sandbox::new();
-    let engine = |source: &str| run_py(&sandbox, source, &[]).report()["engine"].clone();
+    let engine = |source: &str| sandbox.run_py(source, NO_ARGS).report()["engine"].clone();
     assert_eq!(
         engine("import forge, csv\nforge.result(1)\n"),
         "python-cpython"
@@ -57,16 +42,14 @@ fn the_import_scan_picks_the_smallest_profile() {
         ),
         "python-science"
     );
-    let forced = run_py(
-        &sandbox,
+    let forced = sandbox.run_py(
         "import forge\nforge.result(1)\n",
         &["--engine", "python-science"],
     );
     assert_eq!(forced.report()["engine"], "python-science");
     // Forcing the standard-library profile (`python` names it, as the language's smallest
     // profile): the scan names the command that builds the other.
-    let forced = run_py(
-        &sandbox,
+    let forced = sandbox.run_py(
         "import forge\nimport pandas\nforge.result(1)\n",
         &["--engine", "python"],
     );
@@ -99,22 +82,11 @@ fn the_pandas_example_publishes_a_csv_and_a_chart() {
     let out = sandbox.dir.path().join("out");
     let example = repo().join("examples/pandas-analysis.py");
     let input = repo().join("examples/data/sales.csv");
-    let run = sandbox.forge(&[
-        "run",
-        example.to_str().expect("utf-8"),
-        "--json",
-        "--input",
-        input.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    let report = run.report();
-    assert_eq!(
-        report["status"],
-        "succeeded",
-        "{report:#}\n{}",
-        run.stderr()
-    );
+    let report = sandbox
+        .forge(&args![
+            "run", &example, "--json", "--input", &input, "--out", &out
+        ])
+        .assert_succeeded();
     assert_eq!(report["engine"], "python-science");
     let expected = expected_revenue();
     let got = report["value"]["revenue"].as_object().expect("revenue");
@@ -158,7 +130,7 @@ fn a_numpy_memory_bomb_ends_in_memory_limit_and_the_host_goes_on() {
     let sandbox = Sandbox::new();
     let bomb =
         "import forge, numpy as np\nheld = []\nwhile True:\n    held.append(np.ones(10**7))\n";
-    let run = run_py(&sandbox, bomb, &["--memory", "256MiB"]);
+    let run = sandbox.run_py(bomb, &["--memory", "256MiB"]);
     let report = run.report();
     assert_eq!(run.code(), 1, "{report:#}");
     assert_eq!(report["error"]["code"], "MEMORY_LIMIT", "{report:#}");
@@ -167,11 +139,7 @@ fn a_numpy_memory_bomb_ends_in_memory_limit_and_the_host_goes_on() {
         .unwrap_or(u64::MAX);
     assert!(peak <= 256 << 20, "peak {peak} above the cap");
     // A single huge array is a ValueError on wasm32 (intp is 32-bit), not a crash.
-    let huge = run_py(
-        &sandbox,
-        "import forge, numpy as np\nnp.ones(10**10)\n",
-        &[],
-    );
+    let huge = sandbox.run_py("import forge, numpy as np\nnp.ones(10**10)\n", NO_ARGS);
     let report = huge.report();
     assert_eq!(report["error"]["code"], "SCRIPT_RUNTIME", "{report:#}");
     assert!(
@@ -194,7 +162,7 @@ fn a_numpy_memory_bomb_ends_in_memory_limit_and_the_host_goes_on() {
 fn a_numpy_loop_is_stopped_by_the_timeout() {
     let sandbox = Sandbox::new();
     let spin = "import forge, numpy as np\nrng = np.random.default_rng()\nwhile True:\n    np.sort(rng.random(200_000))\n";
-    let run = run_py(&sandbox, spin, &["--timeout", "1s"]);
+    let run = sandbox.run_py(spin, &["--timeout", "1s"]);
     let report = run.report();
     assert_eq!(report["status"], "timed_out", "{report:#}");
     assert_eq!(report["error"]["code"], "TIMEOUT", "{report:#}");
@@ -281,7 +249,7 @@ fn a_cxx_exception_in_numpy_is_an_isolate_failure_that_names_it() {
     // throw stops the instance (numpy's own `catch` cannot run).
     let throw = "import forge, numpy as np\nfrom numpy.fft import _pocketfft_umath as pfu\n\
                  print('before')\npfu.fft(np.zeros(4, complex), 1.0, out=np.zeros(0, complex))\n";
-    let run = run_py(&sandbox, throw, &[]);
+    let run = sandbox.run_py(throw, NO_ARGS);
     let report = run.report();
     assert_eq!(report["error"]["code"], "ISOLATE_FAILURE", "{report:#}");
     let message = report["error"]["message"].as_str().unwrap_or_default();

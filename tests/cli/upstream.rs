@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::util::{Sandbox, repo};
+use crate::util::{Sandbox, args, repo};
 
 /// Fewer passing tests than this means the run went wrong even with no unexpected failure (a
 /// selection that collects nothing, a suite that stopped early). Measured: 27794 passed.
@@ -55,13 +55,13 @@ fn numpy_and_pandas_upstream_tests_pass_inside_the_science_engine() {
         kit.display()
     );
     let out = sandbox.dir.path().join("out");
-    let run = sandbox.forge(&[
+    let run = sandbox.forge(&args![
         "run",
-        runner.to_str().expect("utf-8"),
+        &runner,
         "--engine",
         "python-science",
         "--input",
-        kit.to_str().expect("utf-8"),
+        &kit,
         "--memory",
         "1GiB",
         "--timeout",
@@ -70,7 +70,7 @@ fn numpy_and_pandas_upstream_tests_pass_inside_the_science_engine() {
         "1MiB",
         "--publish-on-error",
         "--out",
-        out.to_str().expect("utf-8"),
+        &out,
         "--json",
     ]);
     let report = run.report();

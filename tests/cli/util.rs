@@ -1,13 +1,44 @@
 //! Helpers for end-to-end tests: run the real `forge-host` binary with a private data directory.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+
+/// Command-line arguments of mixed kinds (`"--out"`, `&path`, `&format!(..)`) as one array of
+/// `&OsStr`, so paths are passed as paths. Each argument is a reference to something that is
+/// `AsRef<OsStr>`.
+macro_rules! args {
+    ($($arg:expr),* $(,)?) => {
+        [$(::std::ffi::OsStr::new($arg)),*]
+    };
+}
+pub(crate) use args;
+
+/// No arguments after the script.
+pub const NO_ARGS: &[&str] = &[];
 
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The language of a script given as source.
+#[derive(Clone, Copy, Debug)]
+pub enum Lang {
+    Js,
+    Py,
+}
+
+impl Lang {
+    /// The file the script is written to; its extension picks the engine.
+    pub fn script_name(self) -> &'static str {
+        match self {
+            Lang::Js => "script.js",
+            Lang::Py => "script.py",
+        }
+    }
 }
 
 /// A private data directory (and scratch folder) for one test.
@@ -44,6 +75,20 @@ impl Run {
         })
     }
 
+    /// The report, which must say the run succeeded (else this panics with the report and the
+    /// process's stderr).
+    #[track_caller]
+    pub fn assert_succeeded(&self) -> Value {
+        let report = self.report();
+        assert_eq!(
+            report["status"],
+            "succeeded",
+            "{report:#}\nstderr:\n{}",
+            self.stderr()
+        );
+        report
+    }
+
     pub fn status(&self) -> String {
         self.report()["status"]
             .as_str()
@@ -77,25 +122,51 @@ impl Sandbox {
         path
     }
 
+    /// The `forge-host` binary with ARGS, run from the sandbox.
+    fn binary(&self, args: &[impl AsRef<OsStr>]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_forge-host"));
+        command.args(args).current_dir(self.dir.path());
+        command
+    }
+
     /// `forge-host ARGS` with this sandbox's data directory, run from the sandbox.
-    pub fn forge(&self, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_forge-host"))
-            .args(args)
+    pub fn forge(&self, args: &[impl AsRef<OsStr>]) -> Run {
+        let output = self
+            .binary(args)
             .arg("--data-dir")
             .arg(self.data_dir())
-            .current_dir(self.dir.path())
             .env_remove("FORGE_HOST_DATA_DIR")
             .output()
             .expect("run forge-host");
         Run { output }
     }
 
-    /// `forge-host run --json SCRIPT ARGS` for a script given as source.
-    pub fn run_js(&self, source: &str, args: &[&str]) -> Run {
-        let path = self.script("script.js", source);
-        let path = path.to_string_lossy().into_owned();
-        let mut all = vec!["run", path.as_str(), "--json"];
-        all.extend_from_slice(args);
+    /// `forge-host ARGS` for a test that spawns (or kills) the process itself: run from the
+    /// sandbox, this sandbox's data directory in `FORGE_HOST_DATA_DIR`, stdout and stderr piped.
+    pub fn command(&self, args: &[impl AsRef<OsStr>]) -> Command {
+        let mut command = self.binary(args);
+        command
+            .env("FORGE_HOST_DATA_DIR", self.data_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// `forge-host run SCRIPT --json ARGS` for a script in `lang` given as source.
+    pub fn run_script(&self, lang: Lang, source: &str, args: &[impl AsRef<OsStr>]) -> Run {
+        let script = self.script(lang.script_name(), source);
+        let mut all = args!["run", &script, "--json"].to_vec();
+        all.extend(args.iter().map(AsRef::as_ref));
         self.forge(&all)
+    }
+
+    /// `forge-host run SCRIPT --json ARGS` for JavaScript given as source.
+    pub fn run_js(&self, source: &str, args: &[impl AsRef<OsStr>]) -> Run {
+        self.run_script(Lang::Js, source, args)
+    }
+
+    /// `forge-host run SCRIPT --json ARGS` for Python given as source.
+    pub fn run_py(&self, source: &str, args: &[impl AsRef<OsStr>]) -> Run {
+        self.run_script(Lang::Py, source, args)
     }
 }
