@@ -12,7 +12,85 @@ use std::time::{Duration, Instant};
 
 use redb::{ConcurrencyMode, Database, DatabaseError};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode};
+use crate::primitives::{sha256_hex, write_atomic};
+
+/// A data directory operation that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataDirError {
+    /// Neither a flag, the environment nor a home directory names one.
+    #[error("no data directory: set --data-dir, FORGE_HOST_DATA_DIR or HOME")]
+    NoLocation,
+    /// The folder could not be created.
+    #[error("cannot create data directory {}", path.display())]
+    Create {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database could not be opened.
+    #[error("cannot open {}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: DatabaseError,
+    },
+    /// Another thread panicked while opening the database.
+    #[error("the database handle is poisoned")]
+    Poisoned,
+    /// A script source could not be stored.
+    #[error("cannot store the script in {}", path.display())]
+    StoreScript {
+        /// Where it was to go.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stored script is missing.
+    #[error("the script {sha256} is not in the data directory")]
+    ScriptMissing {
+        /// Its sha256.
+        sha256: String,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stored script no longer hashes to its name.
+    #[error("the stored script {sha256} was changed (sha256 {actual})")]
+    ScriptChanged {
+        /// Its name.
+        sha256: String,
+        /// What it hashes to now.
+        actual: String,
+    },
+}
+
+impl DataDirError {
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            DataDirError::NoLocation
+            | DataDirError::Create { .. }
+            | DataDirError::ScriptMissing { .. }
+            | DataDirError::ScriptChanged { .. } => ErrorCode::InvalidInput,
+            _ => ErrorCode::IsolateFailure,
+        }
+    }
+}
+
+impl From<DataDirError> for Error {
+    fn from(error: DataDirError) -> Self {
+        Error::from_source(error.code(), error)
+    }
+}
+
+type Result<T, E = DataDirError> = std::result::Result<T, E>;
 
 /// How long a step waits for other processes to release the database before giving up.
 const OPEN_PATIENCE: Duration = Duration::from_secs(60);
@@ -52,9 +130,7 @@ impl DataDir {
             Some(home) => Ok(DataDir::new(
                 PathBuf::from(home).join(".local/share/forge-host"),
             )),
-            None => Err(Error::invalid_input(
-                "no data directory: set --data-dir, FORGE_HOST_DATA_DIR or HOME",
-            )),
+            None => Err(DataDirError::NoLocation),
         }
     }
 
@@ -88,51 +164,38 @@ impl DataDir {
         if path.exists() {
             return Ok(());
         }
-        let failed = |e: std::io::Error| {
-            Error::new(
-                ErrorCode::IsolateFailure,
-                format!("cannot store the script in {}: {e}", path.display()),
-            )
-        };
-        let dir = self.root.join("scripts");
-        std::fs::create_dir_all(&dir).map_err(failed)?;
-        let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(failed)?;
-        std::io::Write::write_all(&mut file, source.as_bytes()).map_err(failed)?;
-        file.persist(&path).map_err(|e| failed(e.error))?;
-        Ok(())
+        write_atomic(&path, source.as_bytes())
+            .map_err(|source| DataDirError::StoreScript { path, source })
     }
 
     /// The source of the script with `sha256`, checked against its hash.
     pub fn script(&self, sha256: &str) -> Result<String> {
-        let path = self.script_path(sha256);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::invalid_input(format!(
-                "the script {sha256} is not in the data directory: {e}"
-            ))
+        let text = std::fs::read_to_string(self.script_path(sha256)).map_err(|source| {
+            DataDirError::ScriptMissing {
+                sha256: sha256.to_string(),
+                source,
+            }
         })?;
-        let actual = crate::engines::sha256_hex(text.as_bytes());
+        let actual = sha256_hex(text.as_bytes());
         if actual != sha256 {
-            return Err(Error::invalid_input(format!(
-                "the stored script {sha256} was changed (sha256 {actual})"
-            )));
+            return Err(DataDirError::ScriptChanged {
+                sha256: sha256.to_string(),
+                actual,
+            });
         }
         Ok(text)
     }
 
     fn ensure(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.root).map_err(|e| {
-            Error::invalid_input(format!(
-                "cannot create data directory {}: {e}",
-                self.root.display()
-            ))
+        std::fs::create_dir_all(&self.root).map_err(|source| DataDirError::Create {
+            path: self.root.clone(),
+            source,
         })
     }
 
     /// The database, opened on first use and shared by every clone of this `DataDir`.
     pub fn database(&self) -> Result<Arc<Database>> {
-        let mut slot = self.database.lock().map_err(|_| {
-            Error::new(ErrorCode::IsolateFailure, "the database handle is poisoned")
-        })?;
+        let mut slot = self.database.lock().map_err(|_| DataDirError::Poisoned)?;
         if let Some(db) = slot.as_ref() {
             return Ok(db.clone());
         }
@@ -157,12 +220,7 @@ impl DataDir {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(25));
                 }
-                Err(error) => {
-                    return Err(Error::new(
-                        ErrorCode::IsolateFailure,
-                        format!("cannot open {}: {error}", path.display()),
-                    ));
-                }
+                Err(source) => return Err(DataDirError::Open { path, source }),
             }
         }
     }

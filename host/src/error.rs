@@ -119,7 +119,8 @@ impl fmt::Display for ErrorCode {
 }
 
 /// A failure of the library before or around an execution (not a script's own failure, which is
-/// a [`crate::RunReport`] with a failed status).
+/// a [`crate::RunReport`] with a failed status). It keeps the typed error it came from as its
+/// [`std::error::Error::source`]; `message` already reads the whole chain.
 #[derive(Debug, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct Error {
@@ -127,6 +128,8 @@ pub struct Error {
     pub code: ErrorCode,
     /// What went wrong, for a person.
     pub message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl Error {
@@ -135,6 +138,19 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error with `code` that keeps `source`; the message is `source` and its own sources.
+    pub fn from_source(
+        code: ErrorCode,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error {
+            code,
+            message: chain_text(&source),
+            source: Some(Box::new(source)),
         }
     }
 
@@ -147,25 +163,47 @@ impl Error {
     pub fn engine_unavailable(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::EngineUnavailable, message)
     }
+
+    /// Whether it is the caller's doing (bad usage, bad input, no engine for the file) rather
+    /// than a failure inside forge-host: the CLI exits 2 for these and 1 otherwise.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self.code,
+            ErrorCode::InvalidInput | ErrorCode::EngineUnavailable
+        )
+    }
+}
+
+/// `error` and each of its sources, joined by `: `.
+pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(source) = next {
+        let more = source.to_string();
+        // Some errors repeat their source in their own text; say it once.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = source.source();
+    }
+    text
+}
+
+/// The error of a failed execution, as reports and `provenance.json` show it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ErrorReport {
+    /// Stable code (SPEC §4).
+    pub code: ErrorCode,
+    /// Why.
+    pub message: String,
+    /// The guest's stack trace or traceback, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
 }
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_code_round_trips_through_its_wire_name() {
-        for code in ErrorCode::ALL {
-            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
-            let json = serde_json::to_string(&code).expect("serialise");
-            assert_eq!(json, format!("\"{}\"", code.as_str()));
-        }
-        assert_eq!(ErrorCode::parse("NOT_A_CODE"), None);
-    }
-}
 
 /// Why the host stopped a guest from inside a host call. Returned as the trap's error and
 /// recovered by type (`downcast_ref`), never by its text (SPEC §4).
@@ -189,5 +227,31 @@ impl HostStop {
             HostStop::ToolBudget { .. } => ErrorCode::ToolBudget,
             HostStop::ProtocolViolation(_) => ErrorCode::ProtocolViolation,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_through_its_wire_name() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+            let json = serde_json::to_string(&code).expect("serialise");
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+        assert_eq!(ErrorCode::parse("NOT_A_CODE"), None);
+    }
+
+    #[test]
+    fn an_error_keeps_its_source_and_reads_the_whole_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = Error::from_source(ErrorCode::IsolateFailure, io);
+        assert_eq!(error.message, "no such file");
+        let source = std::error::Error::source(&error).expect("kept");
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+        assert!(!error.is_usage());
+        assert!(Error::invalid_input("x").is_usage());
     }
 }

@@ -1,7 +1,8 @@
 //! forge-host runs untrusted scripts in WebAssembly components under hard limits.
 //!
-//! A tour, in the order data flows:
-//! - [`cli`]: the `forge-host` command line (the only place that uses `anyhow`).
+//! A tour, in the order data flows (ARCHITECTURE.md draws the layers). The `forge-host` command
+//! line is the binary's own (`src/cli/`, the only place that uses `anyhow` and clap) and uses
+//! nothing but this library's public API.
 //! - [`kernel`]: one execution's lifecycle and verdict (SPEC §4).
 //! - [`engines`]: the `wit/` bindings, the wasmtime runtimes, and the registry that verifies,
 //!   compiles and caches engine components.
@@ -13,6 +14,7 @@
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
 //! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
+//! - [`primitives`]: sha256, timestamps, atomic writes: the bottom layer.
 //!
 //! Embedding:
 //! ```no_run
@@ -26,7 +28,6 @@
 
 #![deny(missing_docs)]
 
-pub mod cli;
 pub mod datadir;
 pub mod engines;
 pub mod error;
@@ -36,11 +37,13 @@ pub mod kernel;
 pub mod limits;
 pub mod output;
 pub mod permissions;
+pub mod primitives;
 pub mod state;
 pub mod tools;
 
 pub use datadir::DataDir;
 pub use error::{Error, ErrorCode, HostStop, Result};
-pub use kernel::{CancelHandle, ExecutionRequest, ExecutionState, Kernel, RunReport};
+pub use journal::ExecutionState;
+pub use kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport};
 pub use limits::Limits;
 pub use permissions::Policy;

@@ -4,7 +4,34 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::Effect;
+/// What a tool may do to the world outside the execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Reads data; always allowed.
+    Read,
+    /// Changes files or data; needs `--allow-write`.
+    Write,
+    /// Starts processes; needs `--allow-process`.
+    Process,
+    /// Reaches other systems; needs `--allow-external`.
+    External,
+    /// Stays inside forge-host; always allowed.
+    Internal,
+}
+
+impl Effect {
+    /// The effect's wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Process => "process",
+            Effect::External => "external",
+            Effect::Internal => "internal",
+        }
+    }
+}
 
 /// Which effects the caller allows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

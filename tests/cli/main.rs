@@ -3,6 +3,7 @@
 
 mod cases;
 mod engines;
+mod habits;
 mod journal;
 mod python;
 mod run;

@@ -9,8 +9,8 @@
 //!   Also the `python-science` engine (the same CPython app plus numpy and pandas, built from
 //!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
 //!   skips it; `--profile science` names it explicitly (what PACKAGE_UNAVAILABLE tells users).
-//! - `test`: build, the upstream numpy/pandas test kit, then `cargo test --release` over the
-//!   workspace.
+//! - `test`: build, the lint step below, the upstream numpy/pandas test kit, then
+//!   `cargo test --release` over the workspace.
 //! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
 //!   `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
@@ -81,6 +81,27 @@ fn build(profiles: Profiles) -> Result {
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
 
+/// `cargo fmt --check` and clippy with `-D warnings` over the host, the xtask and the QuickJS
+/// guest: what CI enforces through the test command.
+fn lint() -> Result {
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--release",
+        "--workspace",
+        "--exclude",
+        "forge-quickjs",
+        "--exclude",
+        "quickjs-native",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let mut guest = components::quickjs_cargo("clippy")?;
+    run(guest.args(["--", "-D", "warnings"]))
+}
+
 const USAGE: &str = "usage: cargo xtask <setup | build [--profile stdlib|science] | \
                      test [CARGO TEST ARGS] | run FILE [ARGS] | lint | bench>";
 
@@ -97,6 +118,7 @@ fn main() -> ExitCode {
             _ => Err(USAGE.to_string()),
         },
         Some("test") => build(Profiles::All).and_then(|()| {
+            lint()?;
             python::build_science_testkit()?;
             // Compiles every engine into the cache once (python-science: ~17 s), instead of in
             // each of the tests that start at the same moment.
@@ -122,25 +144,7 @@ fn main() -> ExitCode {
             run(Command::new(binary).arg("run").args(&args[1..]))
         }),
         Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),
-        Some("lint") => run(cargo().args(["fmt", "--all", "--check"])).and_then(|()| {
-            run(cargo().args([
-                "clippy",
-                "--release",
-                "--workspace",
-                "--exclude",
-                "forge-quickjs",
-                "--exclude",
-                "quickjs-native",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ]))
-            .and_then(|()| {
-                let mut guest = components::quickjs_cargo("clippy")?;
-                run(guest.args(["--", "-D", "warnings"]))
-            })
-        }),
+        Some("lint") => lint(),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -1,12 +1,12 @@
 //! `forge-host journal list|show`: what ran, how it ended, and its nested calls.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use serde_json::json;
 
 use super::DataDirArgs;
-use crate::journal::{ExecutionRecord, Journal, ListFilter};
-use crate::kernel::ExecutionState;
+use forge_host::journal::{ExecutionRecord, ExecutionState, Journal, ListFilter};
 
 /// `forge-host journal`.
 #[derive(Debug, clap::Subcommand)]
@@ -81,12 +81,12 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
                 limit: Some(limit),
             })?;
             if json {
-                println!("{}", serde_json::to_string(&records)?);
+                out!("{}", serde_json::to_string(&records)?)?;
             } else if records.is_empty() {
                 eprintln!("no executions");
             } else {
                 for record in &records {
-                    println!("{}", line(record));
+                    out!("{}", line(record))?;
                 }
             }
         }
@@ -109,35 +109,46 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
                 if let Some(fields) = shown.as_object_mut() {
                     fields.insert("calls".into(), json!(calls));
                 }
-                println!("{shown}");
+                out!("{shown}")?;
             } else {
-                println!("{}", line(&record));
-                println!(
+                out!("{}", line(&record))?;
+                out!(
                     "  script   {} (sha256 {})",
-                    record.script, record.script_sha256
-                );
-                println!(
+                    record.script,
+                    record.script_sha256
+                )?;
+                out!(
                     "  engine   {} (sha256 {})",
-                    record.engine, record.engine_sha256
-                );
+                    record.engine,
+                    record.engine_sha256
+                )?;
                 for input in &record.inputs {
-                    println!(
+                    out!(
                         "  input    {} {} bytes sha256 {}",
-                        input.name, input.size, input.sha256
-                    );
+                        input.name,
+                        input.size,
+                        input.sha256
+                    )?;
                 }
                 if let Some(message) = &record.error_message {
                     let first = message.lines().last().unwrap_or_default();
-                    println!("  error    {first}");
+                    out!("  error    {first}")?;
                 }
+                let limits: Vec<String> = record
+                    .limits()
+                    .describe()
+                    .into_iter()
+                    .map(|(flag, value)| format!("{flag} {value}"))
+                    .collect();
+                out!("  limits   {}", limits.join(", "))?;
                 let steps: Vec<String> = record
                     .steps
                     .iter()
                     .map(|s| format!("{} {}", s.state.as_str(), s.at))
                     .collect();
-                println!("  steps    {}", steps.join(" -> "));
+                out!("  steps    {}", steps.join(" -> "))?;
                 if let Some(dir) = &record.out_dir {
-                    println!("  outputs  {} file(s) in {dir}", record.outputs.len());
+                    out!("  outputs  {} file(s) in {dir}", record.outputs.len())?;
                 }
                 for call in &calls {
                     let code = call.error_code.map(|c| format!(" {c}")).unwrap_or_default();
@@ -150,14 +161,14 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
                     } else {
                         format!(" paths {}", call.paths.join(","))
                     };
-                    println!(
+                    out!(
                         "  call {:>3} {} [{}] input sha256 {} {}{code}{duration}{paths}",
                         call.position,
                         call.tool,
                         call.effect.as_str(),
                         call.input_sha256,
                         call.status.as_str()
-                    );
+                    )?;
                 }
             }
         }

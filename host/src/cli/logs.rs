@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::DataDirArgs;
-use crate::error::Error;
-use crate::journal::Journal;
+use forge_host::error::Error;
+use forge_host::journal::Journal;
 
 /// Arguments of `forge-host logs`.
 #[derive(Debug, clap::Args)]

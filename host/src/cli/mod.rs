@@ -1,19 +1,30 @@
-//! The `forge-host` command line: one file per subcommand, glue only.
+//! The `forge-host` command line: parse, call the library, print. One file per subcommand; the
+//! only place that uses `anyhow` and clap.
+
+/// Writes one line to stdout; an error (a closed pipe) ends the command.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    };
+}
 
 mod engines;
 mod journal;
+mod limit_flags;
 mod logs;
+mod progress;
 mod rerun;
 mod run;
 mod state;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::datadir::DataDir;
-use crate::error::{Error, ErrorCode};
+use forge_host::datadir::DataDir;
+use forge_host::error::Error;
 
 /// Runs untrusted scripts (JavaScript, Python, any language built as a forge:engine WebAssembly
 /// component) with no access beyond what they are given, no network, hard memory and CPU caps,
@@ -40,7 +51,7 @@ impl DataDirArgs {
     pub fn resolve(&self) -> Result<DataDir, Error> {
         match &self.data_dir {
             Some(dir) => Ok(DataDir::new(dir)),
-            None => DataDir::default_location(),
+            None => Ok(DataDir::default_location()?),
         }
     }
 }
@@ -72,37 +83,19 @@ enum Command {
 
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
-    use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
-        Err(error) => error.exit(),
-    };
-    // Flags typed on the command line win over a `--config` file; their defaults do not.
-    let explicit: Vec<String> = matches
-        .subcommand()
-        .map(|(_, sub)| {
-            sub.ids()
-                .filter(|id| {
-                    sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
-                })
-                .map(|id| id.as_str().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error ISOLATE_FAILURE: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
+            return fail(&anyhow::Error::new(error).context("cannot start the async runtime"));
         }
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(&cli.data, *args, &explicit).await,
+            Command::Run(args) => run::run(&cli.data, *args).await,
             Command::Rerun(args) => rerun::run(&cli.data, args).await,
             Command::Journal(command) => journal::run(&cli.data, command),
             Command::State(command) => state::run(&cli.data, command),
@@ -113,29 +106,34 @@ pub fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
-        Err(error) => {
-            let code = error
-                .downcast_ref::<Error>()
-                .map(|e| e.code)
-                .unwrap_or(ErrorCode::InvalidInput);
-            eprintln!("error {code}: {}", error_line(&error));
-            exit_code_for(code)
+        Err(error) => fail(&error),
+    }
+}
+
+/// Prints why a command failed and picks the exit code: 2 for bad usage or input, 1 for a
+/// failure inside forge-host. A reader that went away (`forge-host journal list | head -1`)
+/// is no failure: nothing more is printed, and the exit is quiet.
+fn fail(error: &anyhow::Error) -> ExitCode {
+    if closed_pipe(error) {
+        return ExitCode::SUCCESS;
+    }
+    let mut stderr = std::io::stderr().lock();
+    match error.downcast_ref::<Error>() {
+        Some(typed) => {
+            let _ = writeln!(stderr, "error {}: {}", typed.code, typed.message);
+            ExitCode::from(if typed.is_usage() { 2 } else { 1 })
+        }
+        None => {
+            let _ = writeln!(stderr, "error: {error:#}");
+            ExitCode::from(1)
         }
     }
 }
 
-/// The one-line form of an error.
-fn error_line(error: &anyhow::Error) -> String {
-    match error.downcast_ref::<Error>() {
-        Some(e) => e.message.clone(),
-        None => format!("{error:#}"),
-    }
-}
-
-/// 2 for what stopped a run before it started because of its input; 1 otherwise.
-fn exit_code_for(code: ErrorCode) -> ExitCode {
-    match code {
-        ErrorCode::InvalidInput | ErrorCode::EngineUnavailable => ExitCode::from(2),
-        _ => ExitCode::from(1),
-    }
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

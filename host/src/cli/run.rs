@@ -1,20 +1,18 @@
-//! `forge-host run FILE`: runs a script and prints its result.
+//! `forge-host run FILE | - | -e CODE`: runs a script and prints its result.
 
-use std::io::{IsTerminal, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::DataDirArgs;
-use crate::engines::sha256_hex;
-use crate::error::Error;
-use crate::kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport};
-use crate::limits::{Limits, parse_duration, parse_size};
-use crate::output::Event;
-use crate::permissions::Policy;
+use super::limit_flags::LimitFlags;
+use super::progress::Printer;
+use forge_host::error::{Error, ErrorCode};
+use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
+use forge_host::permissions::Policy;
+use forge_host::primitives::sha256_hex;
 
 /// Arguments of `forge-host run`.
 #[derive(Debug, clap::Args)]
@@ -22,13 +20,22 @@ use crate::permissions::Policy;
     after_help = "Exit status: 0 when the script succeeded, 1 when it failed, timed out or \
 was cancelled, 2 on bad usage or invalid input.\n\nExamples:\n  forge-host run examples/hello.js\n  \
 forge-host run examples/concurrent-calls.js --json --timeout 5s --memory 64MiB\n  \
-forge-host run examples/pandas-analysis.py --input examples/data/sales.csv --out out/"
+forge-host run examples/pandas-analysis.py --input examples/data/sales.csv --out out/\n  \
+echo 'return 6 * 7' | forge-host run - --lang js\n  \
+forge-host run -e 'import forge; forge.result(2 ** 10)' --lang py"
 )]
 pub struct RunArgs {
-    /// The script; its extension picks the engine (.js, .mjs: QuickJS; .py: CPython, in the
-    /// smallest profile covering its imports: python-cpython, or python-science for numpy,
-    /// pandas, dateutil)
-    pub file: PathBuf,
+    /// The script, or `-` to read it from stdin. A file's extension picks the engine (.js,
+    /// .mjs: QuickJS; .py: CPython, in the smallest profile covering its imports; `forge-host
+    /// engines list` shows each profile's packages)
+    #[arg(required_unless_present = "eval", conflicts_with = "eval")]
+    pub file: Option<PathBuf>,
+    /// Run CODE instead of a file, as `node -e` and `python -c` do (needs --lang or --engine)
+    #[arg(short = 'e', long = "eval", value_name = "CODE")]
+    pub eval: Option<String>,
+    /// The language of a script from stdin or -e: js (javascript) or py (python)
+    #[arg(long, value_name = "LANG")]
+    pub lang: Option<Lang>,
     /// Print one JSON object with the result, error, output and metrics
     #[arg(long)]
     pub json: bool,
@@ -36,51 +43,8 @@ pub struct RunArgs {
     /// (`forge-host engines list`), or a language (`python`: its standard-library profile)
     #[arg(long, value_name = "ID")]
     pub engine: Option<String>,
-    /// Wall-clock limit of the whole execution (500ms, 30s, 2m)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Memory cap of the instance (64MiB, 1GiB)
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
-    pub memory: u64,
-    /// Deterministic CPU budget in wasmtime fuel units [default: off]
-    #[arg(long, value_name = "N")]
-    pub fuel: Option<u64>,
-    /// Nested tool calls the script may begin
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
-    pub max_tool_calls: u32,
-    /// Nested tool calls running at once
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
-    pub max_concurrency: u32,
-    /// Largest JSON input of one tool call
-    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
-    pub max_call_input: u64,
-    /// Largest JSON response of one tool call
-    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
-    pub max_call_response: u64,
-    /// Retained tail of stdout and of stderr, each (also bounds all text() values)
-    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = parse_size)]
-    pub max_output: u64,
-    /// Largest result
-    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
-    pub max_result: u64,
-    /// State budget of the session, all values together
-    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
-    pub max_state: u64,
-    /// Largest single state value
-    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = parse_size)]
-    pub max_state_value: u64,
-    /// Files published from /output at most
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_publish_files)]
-    pub max_files: u32,
-    /// Bytes published from /output, all files together
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
-    pub max_files_bytes: u64,
-    /// Bytes of one published file
-    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
-    pub max_file_bytes: u64,
-    /// The live task log on disk (forge-host logs ID)
-    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
-    pub max_log: u64,
+    #[command(flatten)]
+    pub limits: LimitFlags,
     /// A file or folder the script reads (copied, hashed, read-only in /input); repeatable
     #[arg(long = "input", short = 'i', value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
@@ -112,66 +76,22 @@ pub struct RunArgs {
     pub allow_external: bool,
 }
 
-impl RunArgs {
-    /// The limits: a `--config` file's, with the flags typed on the command line on top; or
-    /// the flags with their defaults.
-    fn limits(&self, explicit: &[String]) -> Result<Limits, Error> {
-        let flags = self.flag_limits();
-        let Some(path) = &self.config else {
-            return Ok(flags);
-        };
-        let text = std::fs::read(path)
-            .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", path.display())))?;
-        let config: Value = serde_json::from_slice(&text)
-            .map_err(|e| Error::invalid_input(format!("{} is not JSON: {e}", path.display())))?;
-        let mut limits = Limits::default();
-        crate::limits::apply_config(&mut limits, &config)?;
-        let typed = serde_json::to_value(&flags).unwrap_or_default();
-        for id in explicit {
-            // A typed limit flag overrides the file: read it back from the flags' limits.
-            let field = match id.as_str() {
-                "timeout" => "timeout_ms",
-                "memory" => "memory_bytes",
-                "fuel" => "fuel",
-                "max_tool_calls" => "max_tool_calls",
-                "max_concurrency" => "max_concurrency",
-                "max_call_input" => "max_call_input_bytes",
-                "max_call_response" => "max_call_response_bytes",
-                "max_output" => "max_output_bytes",
-                "max_result" => "max_result_bytes",
-                "max_state" => "max_state_bytes",
-                "max_state_value" => "max_state_value_bytes",
-                "max_files" => "max_publish_files",
-                "max_files_bytes" => "max_publish_bytes",
-                "max_file_bytes" => "max_publish_file_bytes",
-                "max_log" => "max_log_bytes",
-                _ => continue,
-            };
-            let mut merged = serde_json::to_value(&limits).unwrap_or_default();
-            merged[field] = typed[field].clone();
-            limits =
-                serde_json::from_value(merged).map_err(|e| Error::invalid_input(e.to_string()))?;
-        }
-        Ok(limits)
-    }
+/// A script language named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// JavaScript (QuickJS).
+    #[value(alias = "javascript")]
+    Js,
+    /// Python (CPython).
+    #[value(alias = "python")]
+    Py,
+}
 
-    fn flag_limits(&self) -> Limits {
-        Limits {
-            timeout: self.timeout,
-            fuel: self.fuel,
-            memory_bytes: self.memory,
-            max_tool_calls: self.max_tool_calls,
-            max_concurrency: self.max_concurrency,
-            max_call_input_bytes: self.max_call_input,
-            max_call_response_bytes: self.max_call_response,
-            max_output_bytes: self.max_output,
-            max_result_bytes: self.max_result,
-            max_state_bytes: self.max_state,
-            max_state_value_bytes: self.max_state_value,
-            max_publish_files: self.max_files,
-            max_publish_bytes: self.max_files_bytes,
-            max_publish_file_bytes: self.max_file_bytes,
-            max_log_bytes: self.max_log,
+impl Lang {
+    fn extension(self) -> &'static str {
+        match self {
+            Lang::Js => ".js",
+            Lang::Py => ".py",
         }
     }
 }
@@ -183,127 +103,67 @@ pub fn default_session() -> String {
     format!("dir-{}", &hash[..16])
 }
 
-/// Prints events as they happen: script stdout and `text()` on stdout, script stderr and
-/// progress on stderr (JSON lines with `--json`, where stdout is kept for the one report).
-fn printer(json: bool) -> Arc<dyn Fn(Event) + Send + Sync> {
-    let progress_bar = !json && std::io::stderr().is_terminal();
-    Arc::new(move |event| match event {
-        Event::Stdout(bytes) if !json => {
-            let _ = std::io::stdout().write_all(&bytes);
-        }
-        Event::Stderr(bytes) if !json => {
-            let _ = std::io::stderr().write_all(&bytes);
-        }
-        Event::Text(value) if !json => match value {
-            Value::String(text) => println!("{text}"),
-            other => println!("{other}"),
-        },
-        Event::Started { id } if json => {
-            eprintln!("{}", json!({"started": {"id": id}}));
-        }
-        Event::Progress {
-            message,
-            completed,
-            total,
-        } => {
-            if json {
-                let line = json!({"progress": {"message": message, "completed": completed, "total": total}});
-                eprintln!("{line}");
-            } else if progress_bar {
-                eprint!("\r\x1b[2K{}", progress_line(&message, completed, total));
-            } else {
-                eprintln!("progress: {}", progress_line(&message, completed, total));
-            }
-        }
-        _ => {}
-    })
-}
-
-fn progress_line(message: &str, completed: Option<f64>, total: Option<f64>) -> String {
-    match (completed, total) {
-        (Some(done), Some(total)) if total > 0.0 => {
-            let ratio = (done / total).clamp(0.0, 1.0);
-            let filled = (ratio * 20.0).round() as usize;
-            format!(
-                "[{}{}] {done}/{total} {message}",
-                "#".repeat(filled),
-                " ".repeat(20 - filled)
-            )
-        }
-        (Some(done), _) => format!("{done} {message}"),
-        _ => message.to_string(),
-    }
-}
-
 /// Runs `forge-host run`.
-pub async fn run(
-    data: &DataDirArgs,
-    args: RunArgs,
-    explicit: &[String],
-) -> anyhow::Result<ExitCode> {
-    let outcome = execute(data, &args, explicit).await;
+pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let outcome = async {
+        let request = request(&args)?;
+        let kernel = Kernel::builder(data.resolve()?).build().await?;
+        execute(&kernel, request, args.json).await
+    }
+    .await;
     report_outcome(outcome, args.json)
 }
 
-/// Prints a run's report (or why it could not start) and picks the exit code.
-pub(super) fn report_outcome(
-    outcome: anyhow::Result<RunReport>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    match outcome {
-        Ok(report) => Ok(print_report(&report, json)),
-        Err(error) if json => {
-            let error = error
-                .downcast::<Error>()
-                .unwrap_or_else(|e| Error::invalid_input(format!("{e:#}")));
-            println!(
-                "{}",
-                json!({"status": "failed", "error": {"code": error.code, "message": error.message}})
-            );
-            Err(error.into())
+/// The script's source and the name it runs under.
+fn script(args: &RunArgs) -> Result<(String, String), Error> {
+    let named = |stem: &str| -> Result<String, Error> {
+        match (args.lang, &args.engine) {
+            (Some(lang), _) => Ok(format!("{stem}{}", lang.extension())),
+            (None, Some(_)) => Ok(stem.to_string()),
+            (None, None) => Err(Error::invalid_input(format!(
+                "a script from {} has no file name to pick its engine by: add --lang js|py, or --engine ID",
+                if stem == "eval" { "-e" } else { "stdin" }
+            ))),
         }
-        Err(error) => Err(error),
+    };
+    if let Some(code) = &args.eval {
+        return Ok((code.clone(), named("eval")?));
     }
-}
-
-/// Runs `request` on a kernel over `data`, cancelled by Ctrl-C, printing events as they happen.
-pub(super) async fn execute_request(
-    data: &DataDirArgs,
-    mut request: ExecutionRequest,
-    json: bool,
-) -> anyhow::Result<RunReport> {
-    let kernel = Kernel::builder(data.resolve()?).build().await?;
-    let cancel = CancelHandle::new();
-    let on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
-    request.events = Some(printer(json));
-    request.cancel = Some(cancel);
-    Ok(kernel.run(request).await?)
-}
-
-async fn execute(
-    data: &DataDirArgs,
-    args: &RunArgs,
-    explicit: &[String],
-) -> anyhow::Result<RunReport> {
-    let source = std::fs::read(&args.file)
-        .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", args.file.display())))?;
-    let source = String::from_utf8(source)
-        .map_err(|_| Error::invalid_input(format!("{} is not UTF-8 text", args.file.display())))?;
-    let filename = args
-        .file
+    let file = args.file.as_deref().unwrap_or(std::path::Path::new("-"));
+    if file == std::path::Path::new("-") {
+        let mut source = Vec::new();
+        std::io::stdin()
+            .take(MAX_SOURCE_BYTES as u64 + 1)
+            .read_to_end(&mut source)
+            .map_err(|e| Error::invalid_input(format!("cannot read the script from stdin: {e}")))?;
+        let source = String::from_utf8(source)
+            .map_err(|_| Error::invalid_input("the script on stdin is not UTF-8 text"))?;
+        return Ok((source, named("stdin")?));
+    }
+    let filename = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| args.file.display().to_string());
-    let request = ExecutionRequest {
-        source,
-        filename,
+        .unwrap_or_else(|| file.display().to_string());
+    if let Some(lang) = args.lang
+        && !filename.to_lowercase().ends_with(lang.extension())
+    {
+        return Err(Error::invalid_input(format!(
+            "--lang is for a script from stdin or -e; the extension of {} picks its engine (or use --engine ID)",
+            file.display()
+        )));
+    }
+    let source = std::fs::read(file)
+        .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", file.display())))?;
+    let source = String::from_utf8(source)
+        .map_err(|_| Error::invalid_input(format!("{} is not UTF-8 text", file.display())))?;
+    Ok((source, filename))
+}
+
+fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
+    let (source, filename) = script(args)?;
+    Ok(ExecutionRequest {
         engine: args.engine.clone(),
-        limits: args.limits(explicit)?,
+        limits: args.limits.limits(args.config.as_deref())?,
         policy: Policy {
             allow_write: args.allow_write,
             allow_process: args.allow_process,
@@ -314,45 +174,87 @@ async fn execute(
         out_dir: args.out.clone(),
         publish_on_error: args.publish_on_error,
         keep_job: args.keep,
-        expected_inputs: None,
-        events: None,
-        cancel: None,
-    };
-    execute_request(data, request, args.json).await
+        ..ExecutionRequest::new(source, filename)
+    })
 }
 
-fn print_report(report: &RunReport, json: bool) -> ExitCode {
-    if json {
-        match serde_json::to_string(report) {
-            Ok(text) => println!("{text}"),
-            Err(error) => eprintln!("error ISOLATE_FAILURE: cannot print the report: {error}"),
+/// Runs `request` on `kernel`, cancelled by Ctrl-C, printing events as they happen.
+pub(super) async fn execute(
+    kernel: &Kernel,
+    mut request: ExecutionRequest,
+    json: bool,
+) -> anyhow::Result<RunReport> {
+    let cancel = CancelHandle::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
         }
+    });
+    let printer = Printer::new(json);
+    request.events = Some(printer.sink());
+    request.cancel = Some(cancel);
+    let report = kernel.run(request).await;
+    printer.finish();
+    Ok(report?)
+}
+
+/// Prints a run's report (or why it could not start) and picks the exit code.
+pub(super) fn report_outcome(
+    outcome: anyhow::Result<RunReport>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    match outcome {
+        Ok(report) => print_report(&report, json),
+        Err(error) if json => {
+            let (code, message) = match error.downcast_ref::<Error>() {
+                Some(error) => (error.code, error.message.clone()),
+                None => (ErrorCode::IsolateFailure, format!("{error:#}")),
+            };
+            out!(
+                "{}",
+                json!({"status": "failed", "error": {"code": code, "message": message}})
+            )?;
+            Err(error)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn print_report(report: &RunReport, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        out!("{}", serde_json::to_string(report)?)?;
     } else {
         if let Some(value) = &report.value {
-            println!("{value}");
+            out!("{value}")?;
         }
+        let mut stderr = std::io::stderr().lock();
         if let Some(dir) = &report.out_dir {
-            eprintln!("published {} file(s) to {dir}", report.outputs.len());
+            writeln!(
+                stderr,
+                "published {} file(s) to {dir}",
+                report.outputs.len()
+            )?;
         }
         if let Some(dir) = &report.job_dir {
-            eprintln!("job folder kept at {dir}");
+            writeln!(stderr, "job folder kept at {dir}")?;
         }
         if let Some(error) = &report.error {
-            eprintln!("error {}: {}", error.code, error.message);
+            writeln!(stderr, "error {}: {}", error.code, error.message)?;
             // Python's message already is its traceback; print a stack only when it adds to it.
             if let Some(stack) = error
                 .stack
                 .as_deref()
                 .filter(|s| !s.trim().is_empty() && !error.message.contains(s.trim()))
             {
-                eprintln!("{}", stack.trim_end());
+                writeln!(stderr, "{}", stack.trim_end())?;
             }
         }
     }
-    let _ = std::io::stdout().flush();
-    if report.succeeded() {
+    std::io::stdout().flush()?;
+    Ok(if report.succeeded() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
+    })
 }

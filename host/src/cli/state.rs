@@ -1,11 +1,12 @@
 //! `forge-host state list|get|delete`: the shared state of a session, outside any run.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use super::DataDirArgs;
 use super::run::default_session;
-use crate::error::Error;
-use crate::state::{RedbStateStore, StateStore};
+use forge_host::error::Error;
+use forge_host::state::{RedbStateStore, StateStore};
 
 /// `forge-host state`.
 #[derive(Debug, clap::Subcommand)]
@@ -40,7 +41,7 @@ pub enum StateCommand {
 /// Runs `forge-host state ...`.
 pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode> {
     let store = RedbStateStore::new(data.resolve()?);
-    let storage = |e: crate::state::CommitError| Error::new(e.code(), e.to_string());
+    let storage = |e: forge_host::state::CommitError| Error::from_source(e.code(), e);
     match command {
         StateCommand::List { session, json } => {
             let session = session.unwrap_or_else(default_session);
@@ -53,12 +54,12 @@ pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode
                 })
                 .collect();
             if json {
-                println!("{}", serde_json::Value::Object(live));
+                out!("{}", serde_json::Value::Object(live))?;
             } else if live.is_empty() {
                 eprintln!("session `{session}` has no state");
             } else {
                 for (key, value) in live {
-                    println!("{key}\t{value}");
+                    out!("{key}\t{value}")?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -68,7 +69,7 @@ pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode
             let snapshot = store.snapshot(&session).map_err(storage)?;
             match snapshot.get(&key) {
                 Some(value) => {
-                    println!("{value}");
+                    out!("{value}")?;
                     Ok(ExitCode::SUCCESS)
                 }
                 None => Err(Error::invalid_input(format!(

@@ -3,14 +3,14 @@
 //! identity (size, mtime, inode) so that a 40 MB component is not re-hashed on every run.
 
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::files::FileError;
+use crate::primitives::{sha256_hex, write_atomic};
 
 /// The cache directory.
 #[derive(Debug, Clone)]
@@ -35,11 +35,6 @@ fn fingerprint(meta: &fs::Metadata, sha256: String) -> Fingerprint {
         dev: meta.dev(),
         sha256,
     }
-}
-
-/// sha256 of `bytes`, as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }
 
 impl Cache {
@@ -95,7 +90,7 @@ impl Cache {
         // Record the identity read before hashing: a file changed meanwhile is re-hashed next time.
         let record = fingerprint(&meta, sha256.clone());
         if let Ok(text) = serde_json::to_vec(&record) {
-            let _ = self.write_atomic(&memo, &text);
+            let _ = write_atomic(&memo, &text);
         }
         Ok(sha256)
     }
@@ -114,17 +109,13 @@ impl Cache {
             .join(format!("{sha256}.info.json"))
     }
 
-    /// Writes `bytes` to `path` through a temporary file and a rename, so that a reader never
-    /// sees half a file and concurrent writers of the same content do not collide.
-    pub fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let failed = |e: std::io::Error| {
-            Error::engine_unavailable(format!("cannot write {}: {e}", path.display()))
-        };
-        let dir = path.parent().unwrap_or(&self.root);
-        fs::create_dir_all(dir).map_err(failed)?;
-        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
-        file.write_all(bytes).map_err(failed)?;
-        file.persist(path).map_err(|e| failed(e.error))?;
-        Ok(())
+    /// Writes a cache entry whole, or not at all.
+    pub fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        write_atomic(path, bytes).map_err(|source| {
+            Error::from_source(
+                ErrorCode::EngineUnavailable,
+                FileError::new("cannot write", path, source),
+            )
+        })
     }
 }

@@ -1,19 +1,23 @@
-//! Engine components: the bindings of the `wit/` world, the wasmtime runtimes they run on, and
-//! the registry that finds, verifies, compiles and caches them.
+//! Engine components: the bindings of the `wit/` world and the host side of its imports, the
+//! wasmtime runtimes they run on, and the registry that finds, verifies, compiles, caches and
+//! installs them.
 
 pub mod bindings;
 mod cache;
-pub mod imports;
+mod host;
+mod install;
 mod instance;
+pub mod python_imports;
 mod registry;
 mod runtime;
 
-pub use cache::{Cache, sha256_hex};
+pub use cache::Cache;
+pub use install::Installed;
 pub use instance::ExecState;
 pub use registry::{
     EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE, LoadTiming, LockedEngine,
 };
-pub use runtime::{EPOCH_TICK, MAX_WASM_STACK_BYTES, Runtime};
+pub use runtime::{EPOCH_TICK, MAX_WASM_STACK_BYTES, Runtime, RuntimeError};
 
 use std::sync::Arc;
 

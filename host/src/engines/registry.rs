@@ -15,11 +15,12 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::Component;
 
 use super::bindings::ScriptEnginePre;
-use super::cache::{Cache, sha256_hex};
+use super::cache::Cache;
 use super::instance::ExecState;
 use super::runtime::Runtime;
 use crate::datadir::DataDir;
 use crate::error::{Error, Result};
+use crate::primitives::sha256_hex;
 
 /// The file in an engine directory that pins its components.
 pub const LOCK_FILE: &str = "engines.lock";
@@ -91,7 +92,7 @@ fn smallest_covering<'a>(
     candidates.sort_by_key(|e| e.packages.len());
     if candidates.len() > 1 {
         let known: Vec<&String> = candidates.iter().flat_map(|e| &e.packages).collect();
-        let wanted: Vec<String> = super::imports::python_imports(source)
+        let wanted: Vec<String> = super::python_imports::python_imports(source)
             .into_iter()
             .filter(|import| known.contains(&import))
             .collect();
@@ -118,7 +119,7 @@ pub struct LoadTiming {
 pub struct EngineRegistry {
     entries: Vec<EngineEntry>,
     problems: Vec<String>,
-    cache: Cache,
+    pub(super) cache: Cache,
     loaded: Mutex<HashMap<(String, bool), ScriptEnginePre<ExecState>>>,
 }
 
@@ -144,6 +145,16 @@ impl EngineRegistry {
             dirs.push(data.root().join("engines"));
         }
         dirs
+    }
+
+    /// The engines a command over `data_dir` sees: those of [`EngineRegistry::default_dirs`],
+    /// with the default compile cache.
+    pub async fn for_data_dir(data_dir: &DataDir) -> Self {
+        Self::discover(
+            &Self::default_dirs(Some(data_dir)),
+            Cache::default_location(),
+        )
+        .await
     }
 
     /// Verifies and describes every engine pinned in `dirs`. Problems (a missing file, a hash
@@ -398,7 +409,7 @@ impl EngineRegistry {
                 )));
             }
             if let Ok(text) = serde_json::to_vec_pretty(&description) {
-                self.cache.write_atomic(&info_path, &text)?;
+                self.cache.write(&info_path, &text)?;
             }
         }
         if let Ok(mut loaded) = self.loaded.lock() {
@@ -440,7 +451,7 @@ impl EngineRegistry {
         let serialized = component.serialize().map_err(|e| {
             Error::engine_unavailable(format!("cannot serialise {}: {e}", entry.path.display()))
         })?;
-        self.cache.write_atomic(&compiled_path, &serialized)?;
+        self.cache.write(&compiled_path, &serialized)?;
         Ok((component, true))
     }
 }

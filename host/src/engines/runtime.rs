@@ -2,18 +2,16 @@
 //! or off, since fuel instruments the compiled code), each with its linker and epoch ticker.
 
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
 use super::bindings::{catalog, output, state, tools, types};
+use super::host::{OutputData, StateData, ToolsData};
 use super::instance::ExecState;
-use crate::error::{Error, Result};
-use crate::output::OutputData;
-use crate::state::StateData;
-use crate::tools::host::ToolsData;
+use crate::error::{Error, ErrorCode, Result};
 
 /// How often the epoch advances. A running guest yields to the executor at every tick, which is
 /// what lets a deadline or a cancellation stop even a tight loop.
@@ -30,12 +28,27 @@ pub struct Runtime {
     config_hash: String,
 }
 
-fn wasmtime_error(context: &str, error: impl std::fmt::Display) -> Error {
-    Error::engine_unavailable(format!("{context}: {error}"))
+/// Why a wasmtime runtime could not be set up. Kept (shared) for the life of the process, since
+/// the runtime is built once.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot set up the wasmtime runtime: {step}")]
+pub struct RuntimeError {
+    /// The step that failed.
+    pub step: &'static str,
+    /// Why.
+    #[source]
+    pub source: Arc<dyn std::error::Error + Send + Sync>,
+}
+
+fn wasmtime_error(step: &'static str) -> impl FnOnce(wasmtime::Error) -> RuntimeError {
+    move |error| RuntimeError {
+        step,
+        source: Arc::from(Box::<dyn std::error::Error + Send + Sync>::from(error)),
+    }
 }
 
 impl Runtime {
-    fn new(fuel: bool) -> Result<Self> {
+    fn new(fuel: bool) -> Result<Self, RuntimeError> {
         let mut config = Config::new();
         config
             .epoch_interruption(true)
@@ -43,13 +56,12 @@ impl Runtime {
             .max_wasm_stack(MAX_WASM_STACK_BYTES)
             .async_stack_size(MAX_WASM_STACK_BYTES + (1 << 20))
             .cranelift_opt_level(wasmtime::OptLevel::Speed);
-        let engine = Engine::new(&config).map_err(|e| wasmtime_error("wasmtime engine", e))?;
+        let engine = Engine::new(&config).map_err(wasmtime_error("the wasmtime engine"))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| wasmtime_error("linking WASI", e))?;
-        let link = |result: wasmtime::Result<()>| {
-            result.map_err(|e| wasmtime_error("linking forge:engine", e))
-        };
+            .map_err(wasmtime_error("linking WASI"))?;
+        let link =
+            |result: wasmtime::Result<()>| result.map_err(wasmtime_error("linking forge:engine"));
         link(types::add_to_linker::<ExecState, ToolsData>(
             &mut linker,
             |s| &mut s.tools,
@@ -85,7 +97,10 @@ impl Runtime {
                     std::thread::sleep(EPOCH_TICK);
                 }
             })
-            .map_err(|e| wasmtime_error("epoch ticker", e))?;
+            .map_err(|e| RuntimeError {
+                step: "the epoch ticker thread",
+                source: Arc::new(e),
+            })?;
         Ok(Runtime {
             engine,
             linker,
@@ -96,12 +111,12 @@ impl Runtime {
 
     /// The shared runtime with fuel metering on or off.
     pub fn get(fuel: bool) -> Result<&'static Runtime> {
-        static WITH_FUEL: OnceLock<Result<Runtime, String>> = OnceLock::new();
-        static WITHOUT_FUEL: OnceLock<Result<Runtime, String>> = OnceLock::new();
+        static WITH_FUEL: OnceLock<Result<Runtime, RuntimeError>> = OnceLock::new();
+        static WITHOUT_FUEL: OnceLock<Result<Runtime, RuntimeError>> = OnceLock::new();
         let cell = if fuel { &WITH_FUEL } else { &WITHOUT_FUEL };
-        cell.get_or_init(|| Runtime::new(fuel).map_err(|e| e.message))
+        cell.get_or_init(|| Runtime::new(fuel))
             .as_ref()
-            .map_err(|message| Error::engine_unavailable(message.clone()))
+            .map_err(|error| Error::from_source(ErrorCode::EngineUnavailable, error.clone()))
     }
 
     /// The wasmtime engine.

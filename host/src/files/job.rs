@@ -2,12 +2,12 @@
 //! are copied), `output/` and `work/`, under the data directory. Removed when dropped unless kept.
 
 use std::fs;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
+use super::FileError;
+use super::copy::{CopyError, copy_hashed};
 use crate::error::{Error, ErrorCode, Result};
 
 /// One input file as copied into `/input`.
@@ -31,10 +31,15 @@ pub struct JobDir {
     keep: bool,
 }
 
-fn io_error(what: &str, path: &Path, error: std::io::Error) -> Error {
-    Error::new(
-        ErrorCode::IsolateFailure,
-        format!("{what} {}: {error}", path.display()),
+fn io_error(what: &'static str, path: &Path, error: std::io::Error) -> Error {
+    FileError::new(what, path, error).into()
+}
+
+/// The caller's input could not be read: their doing, `INVALID_INPUT`.
+fn unreadable(path: &Path, error: std::io::Error) -> Error {
+    Error::from_source(
+        ErrorCode::InvalidInput,
+        FileError::new("input", path, error),
     )
 }
 
@@ -100,8 +105,7 @@ impl JobDir {
         let mut records = Vec::new();
         let mut names = std::collections::BTreeSet::new();
         for path in paths {
-            let meta = fs::metadata(path)
-                .map_err(|e| Error::invalid_input(format!("input {}: {e}", path.display())))?;
+            let meta = fs::metadata(path).map_err(|e| unreadable(path, e))?;
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -146,24 +150,12 @@ impl JobDir {
 }
 
 fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> {
-    let mut from = fs::File::open(source)
-        .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+    let mut from = fs::File::open(source).map_err(|e| unreadable(source, e))?;
     let mut to = fs::File::create(target).map_err(|e| io_error("cannot create", target, e))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 256 * 1024];
-    let mut size = 0u64;
-    loop {
-        let read = from
-            .read(&mut buffer)
-            .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        to.write_all(&buffer[..read])
-            .map_err(|e| io_error("cannot write", target, e))?;
-        size += read as u64;
-    }
+    let (size, sha256) = copy_hashed(&mut from, &mut to).map_err(|error| match error {
+        CopyError::Read(e) => unreadable(source, e),
+        CopyError::Write(e) => io_error("cannot write", target, e),
+    })?;
     // Read-only for the guest already through the preopen; read-only on disk too.
     let mut perms = fs::metadata(target)
         .map_err(|e| io_error("cannot stat", target, e))?
@@ -173,7 +165,7 @@ fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> 
     Ok(InputRecord {
         name,
         size,
-        sha256: hex::encode(hasher.finalize()),
+        sha256,
         source: source.to_path_buf(),
     })
 }
@@ -185,11 +177,9 @@ fn copy_tree(
     records: &mut Vec<InputRecord>,
 ) -> Result<()> {
     fs::create_dir_all(target).map_err(|e| io_error("cannot create", target, e))?;
-    let entries = fs::read_dir(source)
-        .map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+    let entries = fs::read_dir(source).map_err(|e| unreadable(source, e))?;
     for entry in entries {
-        let entry =
-            entry.map_err(|e| Error::invalid_input(format!("input {}: {e}", source.display())))?;
+        let entry = entry.map_err(|e| unreadable(source, e))?;
         let path = entry.path();
         let file_name = entry.file_name();
         let Some(child) = file_name.to_str() else {
@@ -198,8 +188,7 @@ fn copy_tree(
                 path.display()
             )));
         };
-        let meta = fs::symlink_metadata(&path)
-            .map_err(|e| Error::invalid_input(format!("input {}: {e}", path.display())))?;
+        let meta = fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
         let child_name = format!("{name}/{child}");
         if meta.is_dir() {
             copy_tree(&path, &target.join(child), &child_name, records)?;

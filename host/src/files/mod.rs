@@ -1,16 +1,51 @@
 //! Files of an execution (SPEC §7): the job folders given to every engine as WASI preopens
-//! (`/input` read-only copies of the inputs, hashed as copied; `/output`; `/work`), the
-//! publication of `/output` with validation, and the provenance written beside it.
+//! (`/input` read-only copies of the inputs, hashed as copied; `/output`; `/work`), a pool of
+//! idle job folders, the publication of `/output` with validation, and the provenance written
+//! beside it.
 
+mod copy;
 mod job;
+mod pool;
 mod provenance;
 mod publish;
-mod time;
+
+use std::path::PathBuf;
 
 pub use job::{InputRecord, JobDir};
+pub use pool::JobPool;
 pub use provenance::Provenance;
 pub use publish::{
-    MANIFEST, OutputLimits, PROVENANCE, PublishError, PublishedFile, Staged, check_destination,
-    publish, stage,
+    MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, publish, stage,
 };
-pub use time::utc_timestamp;
+
+use crate::error::{Error, ErrorCode};
+
+/// A file operation of the host that failed (not the caller's input: that is `INVALID_INPUT`).
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {}", path.display())]
+pub struct FileError {
+    /// What was being done (`cannot create`, `cannot write`, ...).
+    pub action: &'static str,
+    /// On what.
+    pub path: PathBuf,
+    /// Why it failed.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    /// A failure to do `action` on `path`.
+    pub fn new(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        FileError {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<FileError> for Error {
+    fn from(error: FileError) -> Self {
+        Error::from_source(ErrorCode::IsolateFailure, error)
+    }
+}

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::{InputRecord, PublishedFile};
-use crate::kernel::ErrorReport;
+use super::InputRecord;
+use crate::error::ErrorReport;
+use crate::journal::PublishedFile;
 use crate::limits::Limits;
 
 /// The provenance of one execution.

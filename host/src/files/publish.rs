@@ -4,13 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde::Deserialize;
 
+use super::FileError;
+use super::copy::{CopyError, copy_hashed};
 use crate::error::{Error, ErrorCode};
+use crate::journal::PublishedFile;
+use crate::limits::Limits;
 
 /// The manifest a script may write to `/output` to choose what is published, with titles.
 pub const MANIFEST: &str = "outputs.json";
@@ -20,8 +22,8 @@ pub const PROVENANCE: &str = "provenance.json";
 /// Longest file name (one path component) Linux file systems hold.
 const MAX_NAME_BYTES: usize = 255;
 
-/// Publication limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Publication limits, as [`Limits`] sets them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputLimits {
     /// Files published at most.
     pub max_files: u32,
@@ -31,32 +33,18 @@ pub struct OutputLimits {
     pub max_file_bytes: u64,
 }
 
-impl Default for OutputLimits {
-    fn default() -> Self {
+impl From<&Limits> for OutputLimits {
+    fn from(limits: &Limits) -> Self {
         OutputLimits {
-            max_files: 1000,
-            max_total_bytes: 256 << 20,
-            max_file_bytes: 64 << 20,
+            max_files: limits.max_publish_files,
+            max_total_bytes: limits.max_publish_bytes,
+            max_file_bytes: limits.max_publish_file_bytes,
         }
     }
 }
 
-/// One published file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PublishedFile {
-    /// Path below the destination, `/`-separated.
-    pub path: String,
-    /// Bytes.
-    pub size: u64,
-    /// sha256 of its bytes.
-    pub sha256: String,
-    /// Title from `outputs.json`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
 /// Why a publication failed; nothing was published.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PublishError {
     /// An output failed validation (`PUBLICATION_REJECTED`).
@@ -68,8 +56,14 @@ pub enum PublishError {
         reason: String,
     },
     /// Writing the publication failed.
-    #[error("{0}")]
-    Io(String),
+    #[error(transparent)]
+    Io(#[from] FileError),
+    /// The destination holds files forge-host did not publish.
+    #[error("{} already holds files that forge-host did not publish", .0.display())]
+    Foreign(PathBuf),
+    /// The provenance record does not serialise.
+    #[error("cannot write the provenance")]
+    Provenance(#[source] serde_json::Error),
 }
 
 impl PublishError {
@@ -77,7 +71,9 @@ impl PublishError {
     pub fn code(&self) -> ErrorCode {
         match self {
             PublishError::Rejected { .. } => ErrorCode::PublicationRejected,
-            PublishError::Io(_) => ErrorCode::IsolateFailure,
+            PublishError::Io(_) | PublishError::Foreign(_) | PublishError::Provenance(_) => {
+                ErrorCode::IsolateFailure
+            }
         }
     }
 }
@@ -89,8 +85,8 @@ fn rejected(path: &str, reason: impl Into<String>) -> PublishError {
     }
 }
 
-fn io(what: &str, path: &Path, error: std::io::Error) -> PublishError {
-    PublishError::Io(format!("{what} {}: {error}", path.display()))
+fn io(what: &'static str, path: &Path, error: std::io::Error) -> PublishError {
+    PublishError::Io(FileError::new(what, path, error))
 }
 
 /// Refuses, before anything runs, a destination that exists, is not empty and is not an
@@ -240,28 +236,19 @@ fn select(
     Ok(chosen)
 }
 
-fn copy_hashed(from: &Path, to: &Path) -> Result<String, PublishError> {
+/// Copies one output into the staging folder, synced, and returns its sha256.
+fn stage_file(from: &Path, to: &Path) -> Result<String, PublishError> {
     if let Some(parent) = to.parent() {
         fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
     }
     let mut source = fs::File::open(from).map_err(|e| io("cannot open", from, e))?;
     let mut target = fs::File::create(to).map_err(|e| io("cannot create", to, e))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 256 * 1024];
-    loop {
-        let read = source
-            .read(&mut buffer)
-            .map_err(|e| io("cannot read", from, e))?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        target
-            .write_all(&buffer[..read])
-            .map_err(|e| io("cannot write", to, e))?;
-    }
+    let (_, sha256) = copy_hashed(&mut source, &mut target).map_err(|error| match error {
+        CopyError::Read(e) => io("cannot read", from, e),
+        CopyError::Write(e) => io("cannot write", to, e),
+    })?;
     target.sync_all().map_err(|e| io("cannot sync", to, e))?;
-    Ok(hex::encode(hasher.finalize()))
+    Ok(sha256)
 }
 
 /// Validates `output` and publishes it to `out` with a `provenance.json` built by `provenance`
@@ -356,7 +343,7 @@ pub fn stage(
     };
     fs::create_dir_all(&staged.staging).map_err(|e| io("cannot create", &staged.staging, e))?;
     for (path, size, title) in chosen {
-        let sha256 = copy_hashed(&output.join(&path), &staged.staging.join(&path))?;
+        let sha256 = stage_file(&output.join(&path), &staged.staging.join(&path))?;
         staged.files.push(PublishedFile {
             path,
             size,
@@ -365,7 +352,7 @@ pub fn stage(
         });
     }
     let record = provenance(&staged.files);
-    let text = serde_json::to_vec_pretty(&record).map_err(|e| PublishError::Io(e.to_string()))?;
+    let text = serde_json::to_vec_pretty(&record).map_err(PublishError::Provenance)?;
     let provenance_path = staged.staging.join(PROVENANCE);
     fs::write(&provenance_path, text).map_err(|e| io("cannot write", &provenance_path, e))?;
     Ok(staged)
@@ -387,10 +374,7 @@ impl Staged {
                 fs::rename(&out, &self.old).map_err(|e| io("cannot replace", &out, e))?;
                 replaced = true;
             } else {
-                return Err(PublishError::Io(format!(
-                    "{} already holds files that forge-host did not publish",
-                    out.display()
-                )));
+                return Err(PublishError::Foreign(out));
             }
         }
         if let Err(error) = fs::rename(&self.staging, &out) {
@@ -441,7 +425,7 @@ mod tests {
         let files = publish(
             output.path(),
             &out,
-            &OutputLimits::default(),
+            &OutputLimits::from(&Limits::default()),
             "id1",
             provenance,
         )
@@ -456,7 +440,7 @@ mod tests {
         publish(
             again.path(),
             &out,
-            &OutputLimits::default(),
+            &OutputLimits::from(&Limits::default()),
             "id2",
             provenance,
         )
@@ -484,7 +468,7 @@ mod tests {
         let files = publish(
             output.path(),
             &dest.path().join("o"),
-            &OutputLimits::default(),
+            &OutputLimits::from(&Limits::default()),
             "i",
             provenance,
         )

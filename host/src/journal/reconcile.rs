@@ -1,73 +1,84 @@
-//! Who owns an open execution, and whether that owner is still alive (SPEC §9): a process id
-//! plus the process's start time, so that a reused pid is not mistaken for the owner.
+//! Restart reconciliation (SPEC §9): an execution left open by a process that is gone becomes
+//! `failed` / `ISOLATE_FAILURE` with reason `interrupted`. Whether a process is gone is told by
+//! its [`Owner`].
 
-use serde::{Deserialize, Serialize};
+use redb::{ReadableDatabase, ReadableTable};
 
-/// The process that runs an execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Owner {
-    /// Process id.
-    #[serde(rename = "owner_pid")]
-    pub pid: u32,
-    /// Start time of the process in clock ticks since boot (`/proc/PID/stat` field 22), when
-    /// known.
-    #[serde(rename = "owner_start_ticks")]
-    pub start_ticks: Option<u64>,
-}
+use super::owner::Owner;
+use super::schema::{EXECUTIONS, ExecutionRecord, ExecutionState, OPEN, Step};
+use super::store::{database, decode, encode};
+use super::{Journal, JournalError};
+use crate::error::ErrorCode;
+use crate::primitives::now_utc;
 
-fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: count fields after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-impl Owner {
-    /// This process.
-    pub fn current() -> Self {
-        let pid = std::process::id();
-        Owner {
-            pid,
-            start_ticks: start_ticks(pid),
+impl Journal {
+    /// Every execution left open by a process that is gone becomes `failed` /
+    /// `ISOLATE_FAILURE` with reason `interrupted`; those of live processes are left alone.
+    /// Returns how many were reconciled.
+    pub fn reconcile(&self) -> Result<usize, JournalError> {
+        let dead = self.open_of_dead_owners()?;
+        if dead.is_empty() {
+            return Ok(0);
         }
+        let write = self.db.begin_write().map_err(database)?;
+        let mut reconciled = 0;
+        {
+            let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
+            let mut open = write.open_table(OPEN).map_err(database)?;
+            for id in dead {
+                // Another process may have reconciled it meanwhile: re-check inside the write.
+                if open.remove(id.as_str()).map_err(database)?.is_none() {
+                    continue;
+                }
+                let Some(bytes) = executions
+                    .get(id.as_str())
+                    .map_err(database)?
+                    .map(|v| v.value().to_vec())
+                else {
+                    continue;
+                };
+                let mut record: ExecutionRecord = decode(&id, &bytes)?;
+                if record.status.is_terminal() {
+                    continue;
+                }
+                interrupt(&mut record);
+                let text = encode(&id, &record)?;
+                executions
+                    .insert(id.as_str(), text.as_slice())
+                    .map_err(database)?;
+                reconciled += 1;
+            }
+        }
+        write.commit().map_err(database)?;
+        Ok(reconciled)
     }
 
-    /// Whether the owning process still runs.
-    pub fn is_alive(&self) -> bool {
-        if self.pid == std::process::id() {
-            return self.start_ticks == start_ticks(self.pid);
+    /// Ids of open executions whose owner is gone (read without taking the write lock).
+    fn open_of_dead_owners(&self) -> Result<Vec<String>, JournalError> {
+        let read = self.db.begin_read().map_err(database)?;
+        let open = read.open_table(OPEN).map_err(database)?;
+        let mut dead = Vec::new();
+        for row in open.iter().map_err(database)? {
+            let (id, owner) = row.map_err(database)?;
+            let owner: Owner = decode(id.value(), owner.value())?;
+            if !owner.is_alive() {
+                dead.push(id.value().to_string());
+            }
         }
-        match (start_ticks(self.pid), self.start_ticks) {
-            (Some(now), Some(then)) => now == then,
-            // No /proc entry: the process is gone.
-            (None, _) => false,
-            // The owner's start time was unknown: a live pid is given the benefit of the doubt.
-            (Some(_), None) => true,
-        }
+        Ok(dead)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_process_is_alive_and_a_made_up_one_is_not() {
-        let me = Owner::current();
-        assert!(me.start_ticks.is_some());
-        assert!(me.is_alive());
-        let reused = Owner {
-            start_ticks: me.start_ticks.map(|t| t + 1),
-            ..me
-        };
-        assert!(
-            !reused.is_alive(),
-            "same pid, other start time: not the owner"
-        );
-        let gone = Owner {
-            pid: u32::MAX - 7,
-            start_ticks: Some(1),
-        };
-        assert!(!gone.is_alive());
-    }
+/// Closes `record` as a process that died would have wanted it closed.
+fn interrupt(record: &mut ExecutionRecord) {
+    let at = now_utc();
+    record.status = ExecutionState::Failed;
+    record.steps.push(Step {
+        state: ExecutionState::Failed,
+        at: at.clone(),
+    });
+    record.error_code = Some(ErrorCode::IsolateFailure);
+    record.error_message = Some("the process running it ended before it did".into());
+    record.reason = Some("interrupted".into());
+    record.ended_at = Some(at);
 }

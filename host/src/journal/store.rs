@@ -2,40 +2,50 @@
 //! directory's database, shared by every process that uses it (redb `MultiWriter` mode).
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableError};
 
-use super::reconcile::Owner;
-use super::schema::{self, CALLS, EXECUTIONS, META, OPEN, SCHEMA_KEY, SCHEMA_VERSION};
-use super::{Closing, ExecutionRecord, JournalError, Step};
+use super::Closing;
+use super::JournalError;
+use super::schema::{
+    self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
+    SCHEMA_VERSION, Step,
+};
 use crate::datadir::DataDir;
-use crate::error::ErrorCode;
-use crate::files::utc_timestamp;
-use crate::kernel::ExecutionState;
-use crate::tools::CallRecord;
+use crate::primitives::{now_utc, truncate_at};
 
 /// Longest error message kept (a Python traceback can be long).
 const MAX_MESSAGE_BYTES: usize = 4096;
 
-fn storage(error: impl std::fmt::Display) -> JournalError {
-    JournalError::Storage(error.to_string())
+/// A database failure, whatever redb operation it came from.
+pub(super) fn database(error: impl Into<redb::Error>) -> JournalError {
+    JournalError::Database(error.into())
 }
 
-fn now() -> String {
-    utc_timestamp(SystemTime::now())
+/// Reads a JSON record back.
+pub(super) fn decode<T: serde::de::DeserializeOwned>(
+    key: &str,
+    bytes: &[u8],
+) -> Result<T, JournalError> {
+    serde_json::from_slice(bytes).map_err(|source| JournalError::Corrupt {
+        key: key.to_string(),
+        source,
+    })
 }
 
-fn truncate(mut text: String) -> String {
-    if text.len() > MAX_MESSAGE_BYTES {
-        let mut end = MAX_MESSAGE_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str(" [truncated]");
+/// Writes a record as JSON.
+pub(super) fn encode<T: serde::Serialize>(key: &str, record: &T) -> Result<Vec<u8>, JournalError> {
+    serde_json::to_vec(record).map_err(|source| JournalError::Corrupt {
+        key: key.to_string(),
+        source,
+    })
+}
+
+fn truncate(text: String) -> String {
+    if text.len() <= MAX_MESSAGE_BYTES {
+        return text;
     }
-    text
+    format!("{} [truncated]", truncate_at(&text, MAX_MESSAGE_BYTES))
 }
 
 /// Which executions `list` returns.
@@ -52,16 +62,14 @@ pub struct ListFilter {
 /// The journal of a data directory.
 #[derive(Clone)]
 pub struct Journal {
-    db: Arc<Database>,
+    pub(super) db: Arc<Database>,
 }
 
 impl Journal {
     /// Opens the journal of `dir`: checks (or writes) the schema version, then reconciles
     /// executions that a dead process left open.
     pub fn open(dir: &DataDir) -> Result<Self, JournalError> {
-        let db = dir
-            .database()
-            .map_err(|e| JournalError::Storage(e.message))?;
+        let db = dir.database().map_err(JournalError::Open)?;
         let journal = Journal { db };
         journal.check_schema()?;
         journal.reconcile()?;
@@ -69,121 +77,58 @@ impl Journal {
     }
 
     fn check_schema(&self) -> Result<(), JournalError> {
-        let read = self.db.begin_read().map_err(storage)?;
+        let read = self.db.begin_read().map_err(database)?;
         let found = match read.open_table(META) {
-            Ok(meta) => meta.get(SCHEMA_KEY).map_err(storage)?.map(|v| v.value()),
+            Ok(meta) => meta.get(SCHEMA_KEY).map_err(database)?.map(|v| v.value()),
             Err(TableError::TableDoesNotExist(_)) => None,
-            Err(error) => return Err(storage(error)),
+            Err(error) => return Err(database(error)),
         };
         drop(read);
         if found == Some(SCHEMA_VERSION) {
             return Ok(());
         }
-        let write = self.db.begin_write().map_err(storage)?;
+        let write = self.db.begin_write().map_err(database)?;
         {
-            let mut meta = write.open_table(META).map_err(storage)?;
-            let current = meta.get(SCHEMA_KEY).map_err(storage)?.map(|v| v.value());
+            let mut meta = write.open_table(META).map_err(database)?;
+            let current = meta.get(SCHEMA_KEY).map_err(database)?.map(|v| v.value());
             if let Some(version) = current {
-                schema::migrate(version, &write).map_err(JournalError::Storage)?;
+                schema::migrate(version, &write)?;
             }
-            meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(storage)?;
+            meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(database)?;
             // Create every table, so that readers never meet a missing one.
-            write.open_table(EXECUTIONS).map_err(storage)?;
-            write.open_table(CALLS).map_err(storage)?;
-            write.open_table(OPEN).map_err(storage)?;
+            write.open_table(EXECUTIONS).map_err(database)?;
+            write.open_table(CALLS).map_err(database)?;
+            write.open_table(OPEN).map_err(database)?;
         }
-        write.commit().map_err(storage)
-    }
-
-    /// Every execution left open by a process that is gone becomes `failed` /
-    /// `ISOLATE_FAILURE` with reason `interrupted`; those of live processes are left alone.
-    /// Returns how many were reconciled.
-    pub fn reconcile(&self) -> Result<usize, JournalError> {
-        let dead: Vec<String> = {
-            let read = self.db.begin_read().map_err(storage)?;
-            let open = read.open_table(OPEN).map_err(storage)?;
-            let mut dead = Vec::new();
-            for row in open.iter().map_err(storage)? {
-                let (id, owner) = row.map_err(storage)?;
-                let owner: Owner = serde_json::from_slice(owner.value()).map_err(storage)?;
-                if !owner.is_alive() {
-                    dead.push(id.value().to_string());
-                }
-            }
-            dead
-        };
-        if dead.is_empty() {
-            return Ok(0);
-        }
-        let write = self.db.begin_write().map_err(storage)?;
-        let mut reconciled = 0;
-        {
-            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
-            let mut open = write.open_table(OPEN).map_err(storage)?;
-            for id in dead {
-                // Another process may have reconciled it meanwhile: re-check inside the write.
-                if open.remove(id.as_str()).map_err(storage)?.is_none() {
-                    continue;
-                }
-                let Some(bytes) = executions
-                    .get(id.as_str())
-                    .map_err(storage)?
-                    .map(|v| v.value().to_vec())
-                else {
-                    continue;
-                };
-                let mut record: ExecutionRecord =
-                    serde_json::from_slice(&bytes).map_err(storage)?;
-                if record.status.is_terminal() {
-                    continue;
-                }
-                let at = now();
-                record.status = ExecutionState::Failed;
-                record.steps.push(Step {
-                    state: ExecutionState::Failed,
-                    at: at.clone(),
-                });
-                record.error_code = Some(ErrorCode::IsolateFailure);
-                record.error_message = Some("the process running it ended before it did".into());
-                record.reason = Some("interrupted".into());
-                record.ended_at = Some(at);
-                let text = serde_json::to_vec(&record).map_err(storage)?;
-                executions
-                    .insert(id.as_str(), text.as_slice())
-                    .map_err(storage)?;
-                reconciled += 1;
-            }
-        }
-        write.commit().map_err(storage)?;
-        Ok(reconciled)
+        write.commit().map_err(database)
     }
 
     /// Records a new execution (durably).
     pub fn create(&self, record: &ExecutionRecord) -> Result<(), JournalError> {
-        let write = self.db.begin_write().map_err(storage)?;
+        let write = self.db.begin_write().map_err(database)?;
         {
-            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
+            let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
             if executions
                 .get(record.id.as_str())
-                .map_err(storage)?
+                .map_err(database)?
                 .is_some()
             {
                 return Err(JournalError::Duplicate(record.id.clone()));
             }
-            let text = serde_json::to_vec(record).map_err(storage)?;
+            let text = encode(&record.id, record)?;
             executions
                 .insert(record.id.as_str(), text.as_slice())
-                .map_err(storage)?;
+                .map_err(database)?;
             if !record.status.is_terminal() {
-                let owner = serde_json::to_vec(&record.owner).map_err(storage)?;
+                let owner = encode(&record.id, &record.owner)?;
                 write
                     .open_table(OPEN)
-                    .map_err(storage)?
+                    .map_err(database)?
                     .insert(record.id.as_str(), owner.as_slice())
-                    .map_err(storage)?;
+                    .map_err(database)?;
             }
         }
-        write.commit().map_err(storage)
+        write.commit().map_err(database)
     }
 
     /// Applies `change` to execution `id` in one transaction, after checking that every state
@@ -194,22 +139,22 @@ impl Journal {
         path: &[ExecutionState],
         change: impl FnOnce(&mut ExecutionRecord, &redb::WriteTransaction) -> Result<(), JournalError>,
     ) -> Result<ExecutionRecord, JournalError> {
-        let write = self.db.begin_write().map_err(storage)?;
+        let write = self.db.begin_write().map_err(database)?;
         let record = {
-            let mut executions = write.open_table(EXECUTIONS).map_err(storage)?;
+            let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
             let bytes = executions
                 .get(id)
-                .map_err(storage)?
+                .map_err(database)?
                 .map(|v| v.value().to_vec())
                 .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
-            let mut record: ExecutionRecord = serde_json::from_slice(&bytes).map_err(storage)?;
-            let at = now();
+            let mut record: ExecutionRecord = decode(id, &bytes)?;
+            let at = now_utc();
             for &to in path {
                 if !record.status.can_become(to) {
                     return Err(JournalError::Transition {
                         id: id.to_string(),
-                        from: record.status.as_str(),
-                        to: to.as_str(),
+                        from: record.status,
+                        to,
                     });
                 }
                 record.status = to;
@@ -219,28 +164,27 @@ impl Journal {
                 });
             }
             change(&mut record, &write)?;
-            let text = serde_json::to_vec(&record).map_err(storage)?;
-            executions.insert(id, text.as_slice()).map_err(storage)?;
+            let text = encode(id, &record)?;
+            executions.insert(id, text.as_slice()).map_err(database)?;
             if record.status.is_terminal() {
                 write
                     .open_table(OPEN)
-                    .map_err(storage)?
+                    .map_err(database)?
                     .remove(id)
-                    .map_err(storage)?;
+                    .map_err(database)?;
             }
             record
         };
-        write.commit().map_err(storage)?;
+        write.commit().map_err(database)?;
         Ok(record)
     }
 
     /// Moves execution `id` to the non-terminal state `to`.
     pub fn advance(&self, id: &str, to: ExecutionState) -> Result<(), JournalError> {
         if to.is_terminal() {
-            return Err(JournalError::Transition {
+            return Err(JournalError::WrongOperation {
                 id: id.to_string(),
-                from: "(any)",
-                to: to.as_str(),
+                to,
             });
         }
         self.update(id, &[to], |_, _| Ok(())).map(|_| ())
@@ -250,10 +194,9 @@ impl Journal {
     /// written in the same transaction.
     pub fn close(&self, id: &str, closing: Closing) -> Result<ExecutionRecord, JournalError> {
         if !closing.status.is_terminal() {
-            return Err(JournalError::Transition {
+            return Err(JournalError::WrongOperation {
                 id: id.to_string(),
-                from: "(any)",
-                to: closing.status.as_str(),
+                to: closing.status,
             });
         }
         let mut path = closing.passed.clone();
@@ -263,16 +206,16 @@ impl Journal {
                 record.error_code = Some(code);
                 record.error_message = Some(truncate(message));
             }
-            record.ended_at = Some(now());
+            record.ended_at = Some(now_utc());
             record.metrics = closing.metrics;
             record.out_dir = closing.out_dir;
             record.outputs = closing.outputs;
-            let mut calls = write.open_table(CALLS).map_err(storage)?;
+            let mut calls = write.open_table(CALLS).map_err(database)?;
             for call in &closing.calls {
-                let text = serde_json::to_vec(call).map_err(storage)?;
+                let text = encode(id, call)?;
                 calls
                     .insert((id, call.position), text.as_slice())
-                    .map_err(storage)?;
+                    .map_err(database)?;
             }
             Ok(())
         })
@@ -280,35 +223,35 @@ impl Journal {
 
     /// Execution `id`.
     pub fn get(&self, id: &str) -> Result<ExecutionRecord, JournalError> {
-        let read = self.db.begin_read().map_err(storage)?;
-        let executions = read.open_table(EXECUTIONS).map_err(storage)?;
+        let read = self.db.begin_read().map_err(database)?;
+        let executions = read.open_table(EXECUTIONS).map_err(database)?;
         let bytes = executions
             .get(id)
-            .map_err(storage)?
+            .map_err(database)?
             .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
-        serde_json::from_slice(bytes.value()).map_err(storage)
+        decode(id, bytes.value())
     }
 
     /// Execution `id`'s nested calls, in order.
     pub fn calls(&self, id: &str) -> Result<Vec<CallRecord>, JournalError> {
-        let read = self.db.begin_read().map_err(storage)?;
-        let calls = read.open_table(CALLS).map_err(storage)?;
+        let read = self.db.begin_read().map_err(database)?;
+        let calls = read.open_table(CALLS).map_err(database)?;
         let mut out = Vec::new();
-        for row in calls.range((id, 0)..=(id, u32::MAX)).map_err(storage)? {
-            let (_, bytes) = row.map_err(storage)?;
-            out.push(serde_json::from_slice(bytes.value()).map_err(storage)?);
+        for row in calls.range((id, 0)..=(id, u32::MAX)).map_err(database)? {
+            let (_, bytes) = row.map_err(database)?;
+            out.push(decode(id, bytes.value())?);
         }
         Ok(out)
     }
 
     /// Executions matching `filter`, most recent first.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<ExecutionRecord>, JournalError> {
-        let read = self.db.begin_read().map_err(storage)?;
-        let executions = read.open_table(EXECUTIONS).map_err(storage)?;
+        let read = self.db.begin_read().map_err(database)?;
+        let executions = read.open_table(EXECUTIONS).map_err(database)?;
         let mut out = Vec::new();
-        for row in executions.iter().map_err(storage)?.rev() {
-            let (_, bytes) = row.map_err(storage)?;
-            let record: ExecutionRecord = serde_json::from_slice(bytes.value()).map_err(storage)?;
+        for row in executions.iter().map_err(database)?.rev() {
+            let (key, bytes) = row.map_err(database)?;
+            let record: ExecutionRecord = decode(key.value(), bytes.value())?;
             if filter
                 .session
                 .as_ref()
@@ -328,8 +271,9 @@ impl Journal {
 
 #[cfg(test)]
 mod tests {
-    use super::super::JournalInput;
+    use super::super::{JournalInput, Owner};
     use super::*;
+    use crate::error::ErrorCode;
     use crate::limits::Limits;
 
     fn record(id: &str, owner: Owner) -> ExecutionRecord {
@@ -353,7 +297,7 @@ mod tests {
             error_code: None,
             error_message: None,
             reason: None,
-            started_at: now(),
+            started_at: now_utc(),
             ended_at: None,
             metrics: None,
             out_dir: None,
@@ -452,9 +396,9 @@ mod tests {
             .map(|position| CallRecord {
                 position,
                 tool: "echo".into(),
-                effect: crate::tools::Effect::Internal,
+                effect: crate::permissions::Effect::Internal,
                 input_sha256: "c".repeat(64),
-                status: crate::tools::CallStatus::Succeeded,
+                status: super::super::CallStatus::Succeeded,
                 error_code: None,
                 duration_ms: Some(1),
                 paths: Vec::new(),

@@ -1,87 +1,8 @@
-//! The execution state machine of SPEC §4: `validating -> preparing -> running -> collecting ->
-//! committing -> {succeeded | failed | cancelled | timed_out}`, where a terminal state is reached
-//! exactly once. A failure may end the execution from any non-terminal state.
+//! The in-memory walk of one execution through the state machine of SPEC §4. The states and the
+//! diagram ([`ExecutionState::can_become`]) belong to the journal, which enforces the same
+//! diagram on what it persists.
 
-use serde::{Deserialize, Serialize};
-
-/// One state of an execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecutionState {
-    /// Checking the request and its limits.
-    Validating,
-    /// Loading the engine, the state snapshot and the inputs.
-    Preparing,
-    /// The guest runs.
-    Running,
-    /// Classifying how it ended and collecting outputs.
-    Collecting,
-    /// Committing state and publishing outputs.
-    Committing,
-    /// Ended well.
-    Succeeded,
-    /// Ended with an error code.
-    Failed,
-    /// Stopped by the caller.
-    Cancelled,
-    /// Stopped by its deadline.
-    TimedOut,
-}
-
-impl ExecutionState {
-    /// Whether this state ends the execution.
-    pub const fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            ExecutionState::Succeeded
-                | ExecutionState::Failed
-                | ExecutionState::Cancelled
-                | ExecutionState::TimedOut
-        )
-    }
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ExecutionState::Validating => "validating",
-            ExecutionState::Preparing => "preparing",
-            ExecutionState::Running => "running",
-            ExecutionState::Collecting => "collecting",
-            ExecutionState::Committing => "committing",
-            ExecutionState::Succeeded => "succeeded",
-            ExecutionState::Failed => "failed",
-            ExecutionState::Cancelled => "cancelled",
-            ExecutionState::TimedOut => "timed_out",
-        }
-    }
-
-    /// Parses a wire name.
-    pub fn parse(text: &str) -> Option<Self> {
-        use ExecutionState::*;
-        [
-            Validating, Preparing, Running, Collecting, Committing, Succeeded, Failed, Cancelled,
-            TimedOut,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-
-    /// Whether the diagram allows `self -> to`.
-    pub fn can_become(self, to: ExecutionState) -> bool {
-        use ExecutionState::*;
-        match (self, to) {
-            (from, _) if from.is_terminal() => false,
-            (Validating, Preparing)
-            | (Preparing, Running)
-            | (Running, Collecting)
-            | (Collecting, Committing) => true,
-            // The host's own stops and failures end an execution from wherever it is.
-            (_, Failed) | (_, Cancelled) | (_, TimedOut) => true,
-            (Committing, Succeeded) => true,
-            _ => false,
-        }
-    }
-}
+use crate::journal::ExecutionState;
 
 /// A transition the diagram does not allow.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -161,9 +82,6 @@ mod tests {
                 life.advance(to),
                 Err(InvalidTransition { from: TimedOut, to })
             );
-        }
-        for state in [Succeeded, Failed, Cancelled, TimedOut, Running] {
-            assert_eq!(ExecutionState::parse(state.as_str()), Some(state));
         }
     }
 }

@@ -5,22 +5,26 @@
 
 mod cancel;
 mod execute;
+mod facts;
 pub mod lifecycle;
 mod report;
 mod sandbox;
+mod settle;
+mod status;
 pub mod verdict;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use cancel::CancelHandle;
-pub use lifecycle::{ExecutionState, InvalidTransition, Lifecycle};
-pub use report::{ErrorReport, Metrics, RunReport};
+pub use lifecycle::{InvalidTransition, Lifecycle};
+pub use report::RunReport;
+pub use status::{EngineCheck, EngineStatus, Probe, Status, check_engines, probe, status};
 
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, Result};
-use crate::files::JobDir;
+use crate::files::JobPool;
 use crate::journal::Journal;
 use crate::limits::Limits;
 use crate::output::EventSink;
@@ -113,7 +117,6 @@ impl KernelBuilder {
     /// verifies the engines.
     pub async fn build(self) -> Result<Kernel> {
         let journal = Journal::open(&self.data_dir)?;
-        remove_stale_idle_jobs(&self.data_dir);
         let dirs = self
             .engine_dirs
             .unwrap_or_else(|| EngineRegistry::default_dirs(Some(&self.data_dir)));
@@ -121,31 +124,12 @@ impl KernelBuilder {
         let registry = EngineRegistry::discover(&dirs, cache).await;
         Ok(Kernel {
             state: Arc::new(RedbStateStore::new(self.data_dir.clone())),
+            jobs: JobPool::new(self.data_dir.root().join("jobs")),
             data_dir: self.data_dir,
             registry,
             journal,
-            idle_jobs: std::sync::Mutex::default(),
             tools: Arc::new(self.tools),
         })
-    }
-}
-
-/// Removes the idle job folders of processes that are gone.
-fn remove_stale_idle_jobs(data_dir: &DataDir) {
-    let Ok(entries) = std::fs::read_dir(data_dir.root().join("jobs")) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("idle-")
-            .and_then(|rest| rest.split('-').next())
-        else {
-            continue;
-        };
-        if !std::path::Path::new("/proc").join(pid).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
     }
 }
 
@@ -154,14 +138,10 @@ pub struct Kernel {
     data_dir: DataDir,
     registry: EngineRegistry,
     journal: Journal,
-    /// Empty job folders of finished runs, reused by the next ones.
-    idle_jobs: std::sync::Mutex<Vec<PathBuf>>,
+    jobs: JobPool,
     tools: Arc<ToolRegistry>,
     state: Arc<dyn StateStore>,
 }
-
-/// Idle job folders kept per process.
-const MAX_IDLE_JOBS: usize = 8;
 
 /// Longest session name, in bytes.
 pub const MAX_SESSION_BYTES: usize = 128;
@@ -212,40 +192,33 @@ impl Kernel {
         &self.journal
     }
 
-    /// The job folder of execution `id`: an idle one of this process renamed, or a new one.
-    fn job(&self, id: &str, keep: bool) -> Result<JobDir> {
-        let root = self.data_dir.job_path(id);
-        let idle = self.idle_jobs.lock().ok().and_then(|mut idle| idle.pop());
-        if let Some(idle) = idle
-            && let Ok(job) = JobDir::adopt(&idle, root.clone(), keep)
-        {
-            return Ok(job);
-        }
-        JobDir::create(root, keep)
-    }
-
-    /// Keeps an empty job folder for the next run (named after this process, so that a later
-    /// process can tell it is stale), or removes it.
-    fn release_job(&self, job: JobDir) {
-        let Ok(mut idle) = self.idle_jobs.lock() else {
-            return;
-        };
-        if idle.len() >= MAX_IDLE_JOBS {
-            return;
-        }
-        let path = self.data_dir.job_path(&format!(
-            "idle-{}-{}",
-            std::process::id(),
-            execute::new_execution_id()
-        ));
-        if job.recycle(&path) {
-            idle.push(path);
-        }
-    }
-
     /// Runs one execution. `Err` means it could not start (invalid input, no engine); every
     /// execution that started ends in a report, whatever the script did.
     pub async fn run(&self, request: ExecutionRequest) -> Result<RunReport> {
         execute::run(self, request).await
+    }
+
+    /// The request that runs execution `id` again: the same script (from the data directory's
+    /// script store), engine, limits, policy, session and inputs, which must still hash to what
+    /// the first run copied. Set where its outputs go, its events and its cancellation, then
+    /// pass it to [`Kernel::run`].
+    pub fn rerun(&self, id: &str) -> Result<ExecutionRequest> {
+        let record = self.journal.get(id)?;
+        let source = self.data_dir.script(&record.script_sha256)?;
+        Ok(ExecutionRequest {
+            engine: Some(record.engine.clone()),
+            limits: record.limits(),
+            policy: record.policy,
+            session: record.session.clone(),
+            inputs: execute::input_sources(&record.inputs),
+            expected_inputs: Some(
+                record
+                    .inputs
+                    .iter()
+                    .map(|i| (i.name.clone(), i.sha256.clone()))
+                    .collect(),
+            ),
+            ..ExecutionRequest::new(source, record.script.clone())
+        })
     }
 }

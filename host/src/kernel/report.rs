@@ -3,41 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::lifecycle::ExecutionState;
-use crate::error::ErrorCode;
-use crate::files::{InputRecord, PublishedFile};
-use crate::tools::CallRecord;
-
-/// The error of a failed execution.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ErrorReport {
-    /// Stable code (SPEC §4).
-    pub code: ErrorCode,
-    /// Why.
-    pub message: String,
-    /// The guest's stack trace or traceback, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stack: Option<String>,
-}
-
-/// Measurements of one execution.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Metrics {
-    /// Wall clock from validation to the terminal state.
-    pub wall_ms: u64,
-    /// Fuel the guest used, when fuel metering was on and the guest was not stopped abruptly.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fuel_consumed: Option<u64>,
-    /// The most linear memory and table bytes the instance held at once.
-    pub memory_peak_bytes: u64,
-    /// Nested tool calls begun.
-    pub tool_calls: u32,
-    /// Bytes written to stdout, retained or not.
-    pub stdout_bytes: u64,
-    /// Bytes written to stderr, retained or not.
-    pub stderr_bytes: u64,
-}
+use crate::error::ErrorReport;
+use crate::files::InputRecord;
+use crate::journal::{CallRecord, ExecutionState, Metrics, PublishedFile};
 
 /// The report of one execution.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,8 +5,9 @@
 
 use wasmtime::Trap;
 
-use super::lifecycle::ExecutionState;
 use crate::error::{ErrorCode, HostStop};
+use crate::journal::ExecutionState;
+use crate::primitives::truncate_at;
 
 /// A stop the host made on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,20 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A success, so far.
+    pub fn succeeded_now() -> Self {
+        Verdict {
+            status: ExecutionState::Succeeded,
+            error: None,
+            stack: None,
+        }
+    }
+
+    /// Whether the run stands as a success.
+    pub fn succeeded(&self) -> bool {
+        self.status == ExecutionState::Succeeded
+    }
+
     /// A failure with `code`.
     pub fn failed(code: ErrorCode, message: impl Into<String>) -> Self {
         Verdict {
@@ -124,6 +139,9 @@ fn first_line(error: &wasmtime::Error) -> String {
         .to_string()
 }
 
+/// Longest stderr line quoted in a message, in bytes.
+const MAX_LAST_WORDS_BYTES: usize = 500;
+
 /// An engine that fails hard usually says why on stderr first (a native extension's C++
 /// exception, a Rust panic): the last non-empty line of its stderr joins an `ISOLATE_FAILURE`
 /// message, quoted as the engine's words. The code never depends on it.
@@ -134,7 +152,7 @@ pub fn add_last_words(verdict: &mut Verdict, stderr: &str) {
     let Some(line) = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()) else {
         return;
     };
-    let line: String = line.chars().take(500).collect();
+    let line = truncate_at(line, MAX_LAST_WORDS_BYTES);
     message.push_str(&format!("; the engine's last stderr line: {line}"));
 }
 
@@ -165,11 +183,7 @@ pub fn decide(
         None => {}
     }
     match outcome {
-        Some(GuestOutcome::Returned(_)) => Verdict {
-            status: ExecutionState::Succeeded,
-            error: None,
-            stack: None,
-        },
+        Some(GuestOutcome::Returned(_)) => Verdict::succeeded_now(),
         Some(GuestOutcome::Failed {
             code,
             message,

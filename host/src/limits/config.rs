@@ -4,64 +4,23 @@
 
 use serde_json::Value;
 
-use super::{Limits, parse_duration, parse_size};
+use super::{LimitSpec, Limits};
 use crate::error::{Error, Result};
-
-fn size(value: &Value) -> Result<u64, String> {
-    match value {
-        Value::Number(n) => n.as_u64().ok_or_else(|| format!("{n} is not a byte count")),
-        Value::String(text) => parse_size(text),
-        other => Err(format!("{other} is not a size")),
-    }
-}
-
-fn count(value: &Value) -> Result<u32, String> {
-    value
-        .as_u64()
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| format!("{value} is not a count"))
-}
 
 /// Sets the limit named `key` (a `run` flag name, with `-` or `_`) from `value`.
 pub fn set_limit(limits: &mut Limits, key: &str, value: &Value) -> Result<()> {
-    let key = key.replace('_', "-");
-    let outcome: Result<(), String> = (|| {
-        match key.as_str() {
-            "timeout" => {
-                limits.timeout = match value {
-                    Value::Number(n) => std::time::Duration::from_millis(
-                        n.as_u64()
-                            .ok_or_else(|| format!("{n} is not milliseconds"))?,
-                    ),
-                    Value::String(text) => parse_duration(text)?,
-                    other => return Err(format!("{other} is not a duration")),
-                }
-            }
-            "fuel" => {
-                limits.fuel = if value.is_null() {
-                    None
-                } else {
-                    Some(value.as_u64().ok_or("fuel is a count")?)
-                }
-            }
-            "memory" => limits.memory_bytes = size(value)?,
-            "max-tool-calls" => limits.max_tool_calls = count(value)?,
-            "max-concurrency" => limits.max_concurrency = count(value)?,
-            "max-call-input" => limits.max_call_input_bytes = size(value)?,
-            "max-call-response" => limits.max_call_response_bytes = size(value)?,
-            "max-output" => limits.max_output_bytes = size(value)?,
-            "max-result" => limits.max_result_bytes = size(value)?,
-            "max-state" => limits.max_state_bytes = size(value)?,
-            "max-state-value" => limits.max_state_value_bytes = size(value)?,
-            "max-files" => limits.max_publish_files = count(value)?,
-            "max-files-bytes" => limits.max_publish_bytes = size(value)?,
-            "max-file-bytes" => limits.max_publish_file_bytes = size(value)?,
-            "max-log" => limits.max_log_bytes = size(value)?,
-            other => return Err(format!("unknown limit `{other}`")),
-        }
-        Ok(())
-    })();
-    outcome.map_err(|message| Error::invalid_input(format!("limit `{key}`: {message}")))
+    let spec = LimitSpec::named(key).ok_or_else(|| {
+        let known: Vec<&str> = super::LIMITS.iter().map(|spec| spec.flag).collect();
+        Error::invalid_input(format!(
+            "unknown limit `{key}` (the limits are: {})",
+            known.join(", ")
+        ))
+    })?;
+    let value = spec
+        .from_json(value)
+        .map_err(|message| Error::invalid_input(format!("limit `{}`: {message}", spec.flag)))?;
+    (spec.set)(limits, value);
+    Ok(())
 }
 
 /// Applies every limit of a configuration file's JSON object.

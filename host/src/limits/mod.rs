@@ -1,9 +1,12 @@
-//! Every limit of an execution (SPEC §5), with its default, and the load-time check that rejects
-//! a value out of range or an incompatible pair before anything runs.
+//! Every limit of an execution (SPEC §5), declared once in [`LIMITS`]: its flag name, its kind,
+//! its default, its range, the limit it must fit in, and its help line. The CLI's flags, a
+//! `--config` file, validation and the human report all read that table, so adding a limit is
+//! one entry in the `declare_limits!` list below.
 
 mod config;
 mod meter;
 mod parse;
+mod spec;
 
 use std::time::Duration;
 
@@ -11,161 +14,240 @@ use serde::{Deserialize, Serialize};
 
 pub use config::{apply_config, set_limit};
 pub use meter::{MemoryLimiter, MemoryStats};
-pub use parse::{format_size, parse_duration, parse_size};
+pub use parse::{format_duration, format_size, parse_duration, parse_size};
+pub use spec::{LimitKind, LimitSpec, LimitValue};
 
 use crate::error::{Error, Result};
+use spec::LimitField;
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
-
-/// The limits of one execution. Build with [`Limits::default`] and change fields, then
-/// [`Limits::validate`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Limits {
-    /// Wall clock of the whole execution.
-    #[serde(with = "duration_ms", rename = "timeout_ms")]
-    pub timeout: Duration,
-    /// Deterministic CPU budget in wasmtime fuel units; `None` turns fuel metering off.
-    pub fuel: Option<u64>,
-    /// Linear memory and tables of the instance.
-    pub memory_bytes: u64,
-    /// Nested tool calls one execution may begin.
-    pub max_tool_calls: u32,
-    /// Nested tool calls running at once.
-    pub max_concurrency: u32,
-    /// JSON input of one nested call.
-    pub max_call_input_bytes: u64,
-    /// JSON response of one nested call.
-    pub max_call_response_bytes: u64,
-    /// Retained tail of stdout, and of stderr, each; also the total of `text()` values.
-    pub max_output_bytes: u64,
-    /// The returned JSON value.
-    pub max_result_bytes: u64,
-    /// All state values of a session together (keys included).
-    pub max_state_bytes: u64,
-    /// One state value.
-    pub max_state_value_bytes: u64,
-    /// Files published from `/output`.
-    pub max_publish_files: u32,
-    /// Bytes published from `/output`, all files together.
-    pub max_publish_bytes: u64,
-    /// Bytes of one published file.
-    pub max_publish_file_bytes: u64,
-    /// The live task log on disk (`forge-host logs`).
-    pub max_log_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            timeout: Duration::from_secs(30),
-            fuel: None,
-            memory_bytes: 256 * MIB,
-            max_tool_calls: 100,
-            max_concurrency: 4,
-            max_call_input_bytes: MIB,
-            max_call_response_bytes: 4 * MIB,
-            max_output_bytes: 256 * KIB,
-            max_result_bytes: 16 * MIB,
-            max_state_bytes: MIB,
-            max_state_value_bytes: 256 * KIB,
-            max_publish_files: 1000,
-            max_publish_bytes: 256 * MIB,
-            max_publish_file_bytes: 64 * MIB,
-            max_log_bytes: MIB,
-        }
-    }
-}
 
 /// Smallest memory cap: below it no engine can even start.
 pub const MIN_MEMORY_BYTES: u64 = 16 * MIB;
 /// Largest memory cap: a wasm32 memory cannot address more.
 pub const MAX_MEMORY_BYTES: u64 = 4 * GIB;
 
-impl Limits {
-    /// Rejects a value out of range or an incompatible pair with `INVALID_INPUT`.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |message: String| Err(Error::invalid_input(message));
-        if self.timeout.is_zero() || self.timeout > Duration::from_secs(24 * 3600) {
-            return bad(format!(
-                "timeout {:?} is out of range (1ms..24h)",
-                self.timeout
-            ));
+/// Declares the [`Limits`] struct, its `Default`, and the [`LIMITS`] table from one list.
+macro_rules! declare_limits {
+    ($(
+        $(#[$meta:meta])*
+        $field:ident: $ty:ty {
+            flag: $flag:literal,
+            kind: $kind:ident,
+            default: $default:expr,
+            range: $min:expr => $max:expr,
+            $(at_most: $other:literal,)?
+            help: $help:literal $(,)?
         }
-        if self.fuel == Some(0) {
-            return bad("fuel must be positive (omit it to turn fuel metering off)".into());
+    )*) => {
+        /// The limits of one execution. Build with [`Limits::default`] and change fields, then
+        /// [`Limits::validate`]. Serialised with these field names in the journal and in
+        /// `provenance.json`.
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct Limits {
+            $( $(#[$meta])* pub $field: $ty, )*
         }
-        if !(MIN_MEMORY_BYTES..=MAX_MEMORY_BYTES).contains(&self.memory_bytes) {
-            return bad(format!(
-                "memory {} is out of range ({}..{})",
-                format_size(self.memory_bytes),
-                format_size(MIN_MEMORY_BYTES),
-                format_size(MAX_MEMORY_BYTES)
-            ));
+
+        impl Default for Limits {
+            fn default() -> Self {
+                Limits { $( $field: $default, )* }
+            }
         }
-        if self.max_tool_calls > 1_000_000 {
-            return bad(format!(
-                "max tool calls {} is out of range (0..1000000)",
-                self.max_tool_calls
-            ));
-        }
-        if !(1..=256).contains(&self.max_concurrency) {
-            return bad(format!(
-                "max concurrency {} is out of range (1..256)",
-                self.max_concurrency
-            ));
-        }
-        // Every byte budget below is something the guest must hold in its own memory at once.
-        let within_memory = [
-            ("call input", self.max_call_input_bytes),
-            ("call response", self.max_call_response_bytes),
-            ("retained output", self.max_output_bytes),
-            ("result", self.max_result_bytes),
-            ("state", self.max_state_bytes),
-            ("log", self.max_log_bytes),
+
+        /// Every limit, in the order `run --help` lists them.
+        pub const LIMITS: &[LimitSpec] = &[
+            $(
+                LimitSpec {
+                    flag: $flag,
+                    field: stringify!($field),
+                    kind: LimitKind::$kind,
+                    min: $min,
+                    max: $max,
+                    at_most: declare_limits!(@option $($other)?),
+                    help: $help,
+                    get: |limits| limits.$field.to_value(),
+                    set: |limits, value| limits.$field = LimitField::from_value(value),
+                },
+            )*
         ];
-        for (name, bytes) in within_memory {
-            if bytes == 0 {
-                return bad(format!("the {name} budget must be positive"));
+    };
+    (@option) => { None };
+    (@option $other:literal) => { Some($other) };
+}
+
+declare_limits! {
+    /// Wall clock of the whole execution.
+    #[serde(with = "duration_ms", rename = "timeout_ms")]
+    timeout: Duration {
+        flag: "timeout",
+        kind: Duration,
+        default: Duration::from_secs(30),
+        range: 1 => 24 * 3600 * 1000,
+        help: "Wall-clock limit of the whole execution (500ms, 30s, 2m)",
+    }
+    /// Deterministic CPU budget in wasmtime fuel units; `None` turns fuel metering off.
+    fuel: Option<u64> {
+        flag: "fuel",
+        kind: OptionalCount,
+        default: None,
+        range: 1 => u64::MAX,
+        help: "Deterministic CPU budget in wasmtime fuel units [default: off]",
+    }
+    /// Linear memory and tables of the instance.
+    memory_bytes: u64 {
+        flag: "memory",
+        kind: Bytes,
+        default: 256 * MIB,
+        range: MIN_MEMORY_BYTES => MAX_MEMORY_BYTES,
+        help: "Memory cap of the instance (64MiB, 1GiB)",
+    }
+    /// Nested tool calls one execution may begin.
+    max_tool_calls: u32 {
+        flag: "max-tool-calls",
+        kind: Count,
+        default: 100,
+        range: 0 => 1_000_000,
+        help: "Nested tool calls the script may begin",
+    }
+    /// Nested tool calls running at once.
+    max_concurrency: u32 {
+        flag: "max-concurrency",
+        kind: Count,
+        default: 4,
+        range: 1 => 256,
+        help: "Nested tool calls running at once",
+    }
+    /// JSON input of one nested call.
+    max_call_input_bytes: u64 {
+        flag: "max-call-input",
+        kind: Bytes,
+        default: MIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "Largest JSON input of one tool call",
+    }
+    /// JSON response of one nested call.
+    max_call_response_bytes: u64 {
+        flag: "max-call-response",
+        kind: Bytes,
+        default: 4 * MIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "Largest JSON response of one tool call",
+    }
+    /// Retained tail of stdout, and of stderr, each; also the total of `text()` values.
+    max_output_bytes: u64 {
+        flag: "max-output",
+        kind: Bytes,
+        default: 256 * KIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "Retained tail of stdout and of stderr, each (also bounds all text() values)",
+    }
+    /// The returned JSON value.
+    max_result_bytes: u64 {
+        flag: "max-result",
+        kind: Bytes,
+        default: 16 * MIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "Largest result",
+    }
+    /// All state values of a session together (keys included).
+    max_state_bytes: u64 {
+        flag: "max-state",
+        kind: Bytes,
+        default: MIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "State budget of the session, all values together",
+    }
+    /// One state value.
+    max_state_value_bytes: u64 {
+        flag: "max-state-value",
+        kind: Bytes,
+        default: 256 * KIB,
+        range: 1 => u64::MAX,
+        at_most: "max-state",
+        help: "Largest single state value",
+    }
+    /// Files published from `/output`.
+    max_publish_files: u32 {
+        flag: "max-files",
+        kind: Count,
+        default: 1000,
+        range: 1 => u32::MAX as u64,
+        help: "Files published from /output at most",
+    }
+    /// Bytes published from `/output`, all files together.
+    max_publish_bytes: u64 {
+        flag: "max-files-bytes",
+        kind: Bytes,
+        default: 256 * MIB,
+        range: 1 => u64::MAX,
+        help: "Bytes published from /output, all files together",
+    }
+    /// Bytes of one published file.
+    max_publish_file_bytes: u64 {
+        flag: "max-file-bytes",
+        kind: Bytes,
+        default: 64 * MIB,
+        range: 1 => u64::MAX,
+        at_most: "max-files-bytes",
+        help: "Bytes of one published file",
+    }
+    /// The live task log on disk (`forge-host logs`).
+    max_log_bytes: u64 {
+        flag: "max-log",
+        kind: Bytes,
+        default: MIB,
+        range: 1 => u64::MAX,
+        at_most: "memory",
+        help: "The live task log on disk (forge-host logs ID)",
+    }
+}
+
+impl Limits {
+    /// Rejects a value out of its range, or larger than the limit it must fit in, with
+    /// `INVALID_INPUT`.
+    pub fn validate(&self) -> Result<()> {
+        for spec in LIMITS {
+            let LimitValue::Number(value) = spec.value(self) else {
+                continue;
+            };
+            if !(spec.min..=spec.max).contains(&value) {
+                return Err(Error::invalid_input(format!(
+                    "limit `{}` is {}, out of range ({})",
+                    spec.flag,
+                    spec.format(value),
+                    spec.range_text()
+                )));
             }
-            if bytes > self.memory_bytes {
-                return bad(format!(
-                    "the {name} budget ({}) is larger than the memory it must fit in ({})",
-                    format_size(bytes),
-                    format_size(self.memory_bytes)
-                ));
+            if let Some(other) = spec.at_most.and_then(LimitSpec::named)
+                && let LimitValue::Number(bound) = other.value(self)
+                && value > bound
+            {
+                return Err(Error::invalid_input(format!(
+                    "limit `{}` ({}) is larger than `{}` ({}), which it must fit in",
+                    spec.flag,
+                    spec.format(value),
+                    other.flag,
+                    other.format(bound)
+                )));
             }
-        }
-        if self.max_state_value_bytes == 0 || self.max_state_value_bytes > self.max_state_bytes {
-            return bad(format!(
-                "the state value budget ({}) must be positive and at most the state budget ({})",
-                format_size(self.max_state_value_bytes),
-                format_size(self.max_state_bytes)
-            ));
-        }
-        if self.max_publish_files == 0 || self.max_publish_bytes == 0 {
-            return bad("the publication limits must be positive".into());
-        }
-        if self.max_publish_file_bytes == 0 || self.max_publish_file_bytes > self.max_publish_bytes
-        {
-            return bad(format!(
-                "the per-file publication limit ({}) must be positive and at most the total ({})",
-                format_size(self.max_publish_file_bytes),
-                format_size(self.max_publish_bytes)
-            ));
         }
         Ok(())
     }
 
-    /// The publication limits.
-    pub fn publish_limits(&self) -> crate::files::OutputLimits {
-        crate::files::OutputLimits {
-            max_files: self.max_publish_files,
-            max_total_bytes: self.max_publish_bytes,
-            max_file_bytes: self.max_publish_file_bytes,
-        }
+    /// `flag value` pairs of every limit, for people (`journal show`).
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        LIMITS
+            .iter()
+            .map(|spec| (spec.flag, spec.value(self).display(spec.kind)))
+            .collect()
     }
 }
 
@@ -221,5 +303,34 @@ mod tests {
             let error = limits.validate().expect_err("must be rejected");
             assert_eq!(error.code, ErrorCode::InvalidInput, "{error}");
         }
+    }
+
+    #[test]
+    fn the_table_names_every_field_once_and_reads_back_what_it_sets() {
+        let fields = serde_json::to_value(Limits::default()).expect("serialise");
+        let fields = fields.as_object().expect("an object");
+        assert_eq!(fields.len(), LIMITS.len(), "one table entry per field");
+        for (i, spec) in LIMITS.iter().enumerate() {
+            assert!(
+                LIMITS[..i].iter().all(|s| s.flag != spec.flag),
+                "{} twice",
+                spec.flag
+            );
+            if let Some(other) = spec.at_most {
+                assert!(LimitSpec::named(other).is_some(), "{other} is a limit");
+            }
+            let mut limits = Limits::default();
+            (spec.set)(&mut limits, LimitValue::Number(spec.min));
+            assert_eq!(
+                spec.value(&limits),
+                LimitValue::Number(spec.min),
+                "{}",
+                spec.flag
+            );
+        }
+        assert_eq!(
+            Limits::default().describe()[..2],
+            [("timeout", "30s".to_string()), ("fuel", "off".to_string())]
+        );
     }
 }

@@ -60,6 +60,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// Formats a duration the way [`parse_duration`] reads it, in the largest whole unit.
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    const UNITS: [(&str, u128); 3] = [("h", 3_600_000), ("m", 60_000), ("s", 1000)];
+    for (unit, size) in UNITS {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
 /// Formats a byte count the way [`parse_size`] reads it.
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
@@ -85,6 +97,9 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("1d").is_err());
         assert!(parse_duration("-1s").is_err());
+        assert_eq!(format_duration(Duration::from_secs(30)), "30s");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(format_duration(Duration::from_secs(24 * 3600)), "24h");
     }
 
     #[test]

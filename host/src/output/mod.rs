@@ -2,7 +2,6 @@
 //! tail is retained), `text()` values and progress. Everything is also streamed, as it happens,
 //! to an optional [`EventSink`] (the CLI prints it live).
 
-mod host;
 mod log;
 mod tail;
 
@@ -10,8 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-pub(crate) use host::OutputData;
 pub use log::TaskLog;
+
+use crate::error::HostStop;
+use crate::primitives::truncate_at;
 pub use tail::TailPipe;
 
 /// Something an execution emitted while running.
@@ -65,6 +66,19 @@ impl Texts {
     }
 }
 
+/// Longest progress message kept, in bytes.
+const MAX_PROGRESS_MESSAGE_BYTES: usize = 4096;
+
+/// A `text()` value over the output budget: the script sees `BUDGET_EXCEEDED` and may go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("text() output would be {bytes} bytes, over the budget of {budget} bytes")]
+pub struct TextOverBudget {
+    /// Bytes all text values would take.
+    pub bytes: u64,
+    /// The budget.
+    pub budget: u64,
+}
+
 /// What the `output` import writes to.
 pub struct OutputState {
     texts: Texts,
@@ -80,5 +94,43 @@ impl OutputState {
             text_budget,
             events,
         }
+    }
+}
+
+impl OutputState {
+    /// Keeps one `text()` value (JSON text) and streams it. A value over the budget is the
+    /// script's to handle; text that is not JSON breaks the contract and stops the run.
+    pub fn text(&mut self, value: &str) -> Result<Result<(), TextOverBudget>, HostStop> {
+        let bytes = value.len() as u64;
+        let budget = self.text_budget;
+        // The size check comes first: never parse what is over budget anyway.
+        if bytes > budget {
+            return Ok(Err(TextOverBudget { bytes, budget }));
+        }
+        let parsed: Value = serde_json::from_str(value)
+            .map_err(|e| HostStop::ProtocolViolation(format!("a text() value is not JSON: {e}")))?;
+        if let Err(used) = self.texts.push(parsed.clone(), bytes, budget) {
+            return Ok(Err(TextOverBudget {
+                bytes: used + bytes,
+                budget,
+            }));
+        }
+        if let Some(sink) = &self.events {
+            sink(Event::Text(parsed));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Streams a progress report; counts that are not finite are dropped.
+    pub fn progress(&mut self, message: &str, completed: Option<f64>, total: Option<f64>) {
+        let Some(sink) = &self.events else {
+            return;
+        };
+        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+        sink(Event::Progress {
+            message: truncate_at(message, MAX_PROGRESS_MESSAGE_BYTES).to_string(),
+            completed: finite(completed),
+            total: finite(total),
+        });
     }
 }

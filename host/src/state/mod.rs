@@ -6,13 +6,11 @@
 //! `mod_revision` plus compare-and-swap transactions) can implement it; [`RedbStateStore`] is the
 //! embedded default.
 
-mod host;
 mod redb_store;
 mod view;
 
 use std::collections::BTreeMap;
 
-pub(crate) use host::StateData;
 pub use redb_store::RedbStateStore;
 pub use view::{MAX_KEY_BYTES, StateFailure, StateView};
 
@@ -54,7 +52,7 @@ impl Snapshot {
 pub type Changes = BTreeMap<String, Option<String>>;
 
 /// Why a commit failed. Nothing was written in any case.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CommitError {
     /// `key` changed since the snapshot.
@@ -71,9 +69,18 @@ pub enum CommitError {
         /// The budget.
         max: u64,
     },
+    /// The data directory's database could not be opened.
+    #[error("state store")]
+    Open(#[source] crate::datadir::DataDirError),
     /// The store failed.
-    #[error("state store: {0}")]
-    Storage(String),
+    #[error("state store")]
+    Storage(#[source] redb::Error),
+    /// A stored entry does not read back.
+    #[error("state store: the entry of `{key}` is corrupt")]
+    Corrupt {
+        /// Its key.
+        key: String,
+    },
 }
 
 impl CommitError {
@@ -82,7 +89,9 @@ impl CommitError {
         match self {
             CommitError::Conflict { .. } => ErrorCode::StateConflict,
             CommitError::OverBudget { .. } => ErrorCode::BudgetExceeded,
-            CommitError::Storage(_) => ErrorCode::IsolateFailure,
+            CommitError::Open(_) | CommitError::Storage(_) | CommitError::Corrupt { .. } => {
+                ErrorCode::IsolateFailure
+            }
         }
     }
 }

@@ -24,8 +24,10 @@ fn encode(entry_revision: u64, value: Option<&str>) -> Vec<u8> {
     bytes
 }
 
-fn decode(bytes: &[u8]) -> Result<Entry, CommitError> {
-    let corrupt = || CommitError::Storage("a state record is corrupt".into());
+fn decode(key: &str, bytes: &[u8]) -> Result<Entry, CommitError> {
+    let corrupt = || CommitError::Corrupt {
+        key: key.to_string(),
+    };
     let (revision, rest) = bytes.split_first_chunk::<8>().ok_or_else(corrupt)?;
     let (tag, text) = rest.split_first().ok_or_else(corrupt)?;
     let value = match tag {
@@ -39,8 +41,8 @@ fn decode(bytes: &[u8]) -> Result<Entry, CommitError> {
     })
 }
 
-fn storage(error: impl std::fmt::Display) -> CommitError {
-    CommitError::Storage(error.to_string())
+fn storage(error: impl Into<redb::Error>) -> CommitError {
+    CommitError::Storage(error.into())
 }
 
 /// Session state in the data directory's redb file.
@@ -56,9 +58,7 @@ impl RedbStateStore {
     }
 
     fn database(&self) -> Result<std::sync::Arc<redb::Database>, CommitError> {
-        self.dir
-            .database()
-            .map_err(|e| CommitError::Storage(e.message))
+        self.dir.database().map_err(CommitError::Open)
     }
 
     /// Deletes `key` outside any execution (the `state delete` command), leaving a tombstone.
@@ -112,7 +112,7 @@ impl StateStore for RedbStateStore {
             }
             snapshot
                 .entries
-                .insert(name.to_string(), decode(value.value())?);
+                .insert(name.to_string(), decode(name, value.value())?);
         }
         Ok(snapshot)
     }
@@ -131,7 +131,7 @@ impl StateStore for RedbStateStore {
             let mut counters = write.open_table(COUNTERS).map_err(storage)?;
             for key in changes.keys() {
                 let current = match table.get((session, key.as_str())).map_err(storage)? {
-                    Some(bytes) => Some(decode(bytes.value())?.revision),
+                    Some(bytes) => Some(decode(key, bytes.value())?.revision),
                     None => None,
                 };
                 if current != base.entries.get(key).map(|e| e.revision) {
@@ -149,7 +149,7 @@ impl StateStore for RedbStateStore {
                 if changes.contains_key(name) {
                     continue;
                 }
-                if let Some(text) = decode(value.value())?.value {
+                if let Some(text) = decode(name, value.value())?.value {
                     total += (name.len() + text.len()) as u64;
                 }
             }
@@ -228,7 +228,10 @@ mod tests {
                 1 << 20,
             )
             .expect_err("conflict");
-        assert_eq!(error, CommitError::Conflict { key: "a".into() });
+        assert!(
+            matches!(error, CommitError::Conflict { ref key } if key == "a"),
+            "{error}"
+        );
         let now = store.snapshot("s").expect("snapshot");
         assert_eq!((now.get("a"), now.get("b")), (Some("1"), None));
     }
@@ -262,7 +265,10 @@ mod tests {
         let error = store
             .commit("s", &base, &set(&[("b", Some("12345"))]), 10)
             .expect_err("12 bytes");
-        assert_eq!(error, CommitError::OverBudget { total: 12, max: 10 });
+        assert!(
+            matches!(error, CommitError::OverBudget { total: 12, max: 10 }),
+            "{error}"
+        );
         assert_eq!(store.snapshot("s").expect("snapshot").get("b"), None);
     }
 }

@@ -2,7 +2,7 @@
 //! per-value and total budgets checked at every `set`.
 
 use super::{Changes, Snapshot};
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, HostStop};
 use crate::limits::Limits;
 
 /// Longest state key, in bytes.
@@ -97,6 +97,25 @@ impl StateView {
         keys.sort();
         keys.dedup();
         keys
+    }
+
+    /// Sets `key` to `value` as the guest sent it: a value within budget that is not JSON
+    /// breaks the contract and stops the run; budget and key failures are the script's to
+    /// handle.
+    pub fn set_json(
+        &mut self,
+        key: &str,
+        value: &str,
+    ) -> Result<Result<(), StateFailure>, HostStop> {
+        // The size check comes first: never parse what is over budget anyway.
+        if value.len() as u64 <= self.max_value_bytes
+            && serde_json::from_str::<serde::de::IgnoredAny>(value).is_err()
+        {
+            return Err(HostStop::ProtocolViolation(format!(
+                "the value set for state key `{key}` is not JSON"
+            )));
+        }
+        Ok(self.set(key, value))
     }
 
     /// Sets `key` to the JSON text `value` (already checked to be JSON by the caller).

@@ -1,70 +1,24 @@
 //! The nested calls of one execution: the checks before a call starts (budget, size, JSON,
 //! catalog, policy), concurrent running under `max_concurrency`, and the record of every call.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::{Effect, ToolError, ToolRegistry};
+use super::{Tool, ToolError, ToolRegistry};
 use crate::error::{ErrorCode, HostStop};
+use crate::journal::{CallRecord, CallStatus};
 use crate::limits::Limits;
-use crate::permissions::{Decision, Policy};
-
-/// How one nested call ended (or that it has not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// Begun, not finished when the execution ended.
-    Started,
-    /// Returned a response.
-    Succeeded,
-    /// Failed (the error code says why).
-    Failed,
-    /// Refused by the permission gate; it never ran.
-    Denied,
-}
-
-impl CallStatus {
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::Started => "started",
-            CallStatus::Succeeded => "succeeded",
-            CallStatus::Failed => "failed",
-            CallStatus::Denied => "denied",
-        }
-    }
-}
-
-/// What the journal keeps of one nested call: never its input or response, only a hash.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct CallRecord {
-    /// 1-based position within the execution.
-    pub position: u32,
-    /// Tool name.
-    pub tool: String,
-    /// Tool effect.
-    pub effect: Effect,
-    /// sha256 of the input JSON text as the guest sent it.
-    pub input_sha256: String,
-    /// How it ended.
-    pub status: CallStatus,
-    /// Error code, when it failed or was denied.
-    pub error_code: Option<ErrorCode>,
-    /// Time from begin to finish.
-    pub duration_ms: Option<u64>,
-    /// For a `write` tool, the paths it said it touches.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
-}
+use crate::permissions::{Decision, Effect, Policy};
+use crate::primitives::{sha256_hex, truncate_at};
 
 /// A finished call, as handed back to the guest.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +35,8 @@ struct Finished {
     duration: Duration,
 }
 
+type CallFuture = Pin<Box<dyn Future<Output = Finished> + Send>>;
+
 /// The nested calls of one execution.
 pub struct ToolCalls {
     registry: Arc<ToolRegistry>,
@@ -90,6 +46,8 @@ pub struct ToolCalls {
     max_response_bytes: u64,
     permits: Arc<Semaphore>,
     running: JoinSet<Finished>,
+    /// The call each running task serves, so that a task that panics is blamed on its own call.
+    tasks: HashMap<tokio::task::Id, u64>,
     /// Calls that finished while the guest waited for another one (blocking `call`).
     ready: VecDeque<Completion>,
     /// Shared with the kernel so that the record survives a stop (timeout, cancellation).
@@ -126,15 +84,10 @@ impl CallLog {
             change(record);
         }
     }
-
-    fn oldest_started(&self) -> Option<u64> {
-        let records = self.0.lock().ok()?;
-        records
-            .iter()
-            .find(|r| r.status == CallStatus::Started)
-            .map(|r| u64::from(r.position))
-    }
 }
+
+/// Longest tool name quoted back in an error message, in bytes.
+const MAX_QUOTED_NAME_BYTES: usize = 200;
 
 impl ToolCalls {
     /// The calls of an execution with `limits` and `policy` over `registry`.
@@ -147,6 +100,7 @@ impl ToolCalls {
             max_response_bytes: limits.max_call_response_bytes,
             permits: Arc::new(Semaphore::new(limits.max_concurrency as usize)),
             running: JoinSet::new(),
+            tasks: HashMap::new(),
             ready: VecDeque::new(),
             records: CallLog::default(),
         }
@@ -170,31 +124,9 @@ impl ToolCalls {
     /// Starts a call. `Err` ends the execution (budget spent, contract broken); `Ok(Err)` is a
     /// failure the script sees and may handle.
     pub fn begin(&mut self, name: &str, input: &str) -> Result<Result<u64, ToolError>, HostStop> {
-        if self.count() >= self.max_calls {
-            return Err(HostStop::ToolBudget {
-                max: self.max_calls,
-            });
-        }
-        if input.len() as u64 > self.max_input_bytes {
-            return Ok(Err(ToolError {
-                code: ErrorCode::BudgetExceeded,
-                message: format!(
-                    "the input of `{name}` is {} bytes, over the budget of {} bytes",
-                    input.len(),
-                    self.max_input_bytes
-                ),
-            }));
-        }
-        let parsed: Value = serde_json::from_str(input).map_err(|error| {
-            HostStop::ProtocolViolation(format!(
-                "the input of a call to `{name}` is not JSON: {error}"
-            ))
-        })?;
-        let Some(tool) = self.registry.get(name).cloned() else {
-            return Ok(Err(ToolError {
-                code: ErrorCode::ToolNotFound,
-                message: format!("no tool is called `{}`", truncate(name, 200)),
-            }));
+        let (tool, parsed) = match self.admit(name, input)? {
+            Ok(admitted) => admitted,
+            Err(error) => return Ok(Err(error)),
         };
         let effect = tool.info().effect;
         let position = self.count() + 1;
@@ -202,7 +134,7 @@ impl ToolCalls {
             position,
             tool: name.to_string(),
             effect,
-            input_sha256: hex::encode(Sha256::digest(input.as_bytes())),
+            input_sha256: sha256_hex(input.as_bytes()),
             status: CallStatus::Started,
             error_code: None,
             duration_ms: None,
@@ -224,25 +156,95 @@ impl ToolCalls {
         }
         self.records.push(record);
         let id = u64::from(position);
+        self.start(id, tool, parsed);
+        Ok(Ok(id))
+    }
+
+    /// The checks before a call is recorded: the budget and a well-formed input end the
+    /// execution; an input over its budget or an unknown tool is the script's to handle.
+    #[expect(clippy::type_complexity, reason = "the two error channels of `begin`")]
+    fn admit(
+        &self,
+        name: &str,
+        input: &str,
+    ) -> Result<Result<(Arc<dyn Tool>, Value), ToolError>, HostStop> {
+        if self.count() >= self.max_calls {
+            return Err(HostStop::ToolBudget {
+                max: self.max_calls,
+            });
+        }
+        if input.len() as u64 > self.max_input_bytes {
+            return Ok(Err(ToolError {
+                code: ErrorCode::BudgetExceeded,
+                message: format!(
+                    "the input of `{name}` is {} bytes, over the budget of {} bytes",
+                    input.len(),
+                    self.max_input_bytes
+                ),
+            }));
+        }
+        let parsed: Value = serde_json::from_str(input).map_err(|error| {
+            HostStop::ProtocolViolation(format!(
+                "the input of a call to `{name}` is not JSON: {error}"
+            ))
+        })?;
+        match self.registry.get(name) {
+            Some(tool) => Ok(Ok((tool.clone(), parsed))),
+            None => Ok(Err(ToolError {
+                code: ErrorCode::ToolNotFound,
+                message: format!(
+                    "no tool is called `{}`",
+                    truncate_at(name, MAX_QUOTED_NAME_BYTES)
+                ),
+            })),
+        }
+    }
+
+    /// Runs call `id`. A call that is done at its first poll (echo, a cached answer) finishes
+    /// here, without a hop through another task; anything that waits runs on its own task.
+    fn start(&mut self, id: u64, tool: Arc<dyn Tool>, input: Value) {
+        let mut call = self.call_future(id, tool, input);
+        let waker = futures::task::noop_waker();
+        let first_poll = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            call.as_mut().poll(&mut Context::from_waker(&waker))
+        }));
+        match first_poll {
+            Ok(Poll::Ready(finished)) => {
+                let done = self.complete(finished);
+                self.ready.push_back(done);
+            }
+            Ok(Poll::Pending) => {
+                let task = self.running.spawn(call).id();
+                self.tasks.insert(task, id);
+            }
+            Err(_) => {
+                let done = self.complete(crashed(id, "it panicked"));
+                self.ready.push_back(done);
+            }
+        }
+    }
+
+    /// The future of one call: it waits for a permit, runs the tool and meters its response.
+    fn call_future(&self, id: u64, tool: Arc<dyn Tool>, input: Value) -> CallFuture {
         // A free permit is taken now; otherwise the call waits for one in the task, and the
         // semaphore's fairness starts queued calls in the order they were begun.
         let permit = self.permits.clone().try_acquire_owned().ok();
         let permits = self.permits.clone();
         let max_response = self.max_response_bytes;
-        let tool_name = name.to_string();
-        let mut call = Box::pin(async move {
+        Box::pin(async move {
             let begun = Instant::now();
             let _permit = match permit {
                 Some(permit) => Some(permit),
                 None => permits.acquire_owned().await.ok(),
             };
-            let outcome = tool.call(parsed).await.and_then(|value| {
+            let name = tool.info().name.clone();
+            let outcome = tool.call(input).await.and_then(|value| {
                 let text = value.to_string();
                 if text.len() as u64 > max_response {
                     return Err(ToolError {
                         code: ErrorCode::BudgetExceeded,
                         message: format!(
-                            "the response of `{tool_name}` is {} bytes, over the budget of {max_response} bytes",
+                            "the response of `{name}` is {} bytes, over the budget of {max_response} bytes",
                             text.len()
                         ),
                     });
@@ -254,20 +256,19 @@ impl ToolCalls {
                 outcome,
                 duration: begun.elapsed(),
             }
-        });
-        // A call that is done at its first poll (echo, a cached answer) finishes here, without
-        // a hop through another task; anything that waits runs on its own task.
-        let waker = futures::task::noop_waker();
-        match call.as_mut().poll(&mut Context::from_waker(&waker)) {
-            Poll::Ready(finished) => {
-                let done = self.complete(finished);
-                self.ready.push_back(done);
-            }
-            Poll::Pending => {
-                self.running.spawn(call);
-            }
-        }
-        Ok(Ok(id))
+        })
+    }
+
+    /// The next task to end, as the call it served.
+    async fn join_next(&mut self) -> Option<Finished> {
+        let (task, finished) = match self.running.join_next_with_id().await? {
+            Ok((task, finished)) => (task, Some(finished)),
+            Err(error) => (error.id(), None),
+        };
+        let id = self.tasks.remove(&task)?;
+        // A task ends without its result only when its tool panicked (tasks are never aborted
+        // while the execution runs): that call, and only it, failed.
+        Some(finished.unwrap_or_else(|| crashed(id, "it panicked")))
     }
 
     /// Waits for the next call to finish; `None` when nothing is in flight.
@@ -275,19 +276,7 @@ impl ToolCalls {
         if let Some(done) = self.ready.pop_front() {
             return Some(done);
         }
-        let finished = match self.running.join_next().await? {
-            Ok(finished) => finished,
-            // A tool panicked or was aborted: its id is lost with it, so the execution cannot
-            // settle that call. Report it as a failed call of the oldest unfinished position.
-            Err(error) => {
-                let id = self.records.oldest_started()?;
-                Finished {
-                    id,
-                    outcome: Err(ToolError::failed(format!("the tool crashed: {error}"))),
-                    duration: Duration::ZERO,
-                }
-            }
-        };
+        let finished = self.join_next().await?;
         Some(self.complete(finished))
     }
 
@@ -306,13 +295,10 @@ impl ToolCalls {
                 let done = self.ready.remove(index).map(|c| c.outcome);
                 return Ok(done.unwrap_or_else(|| Err(ToolError::failed("the call was lost"))));
             }
-            match self.running.join_next().await {
-                Some(Ok(finished)) => {
+            match self.join_next().await {
+                Some(finished) => {
                     let done = self.complete(finished);
                     self.ready.push_back(done);
-                }
-                Some(Err(error)) => {
-                    return Ok(Err(ToolError::failed(format!("the tool crashed: {error}"))));
                 }
                 None => return Ok(Err(ToolError::failed("the call was lost"))),
             }
@@ -338,10 +324,12 @@ impl ToolCalls {
     }
 }
 
-fn truncate(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => &text[..end],
-        None => text,
+/// Call `id` failed because its tool crashed.
+fn crashed(id: u64, why: &str) -> Finished {
+    Finished {
+        id,
+        outcome: Err(ToolError::failed(format!("the tool crashed: {why}"))),
+        duration: Duration::ZERO,
     }
 }
 
@@ -403,6 +391,91 @@ mod tests {
             calls.begin("echo", "1"),
             Err(HostStop::ToolBudget { max: 1 })
         );
+    }
+
+    /// A tool that answers only after yielding once, so that it runs on a task of its own.
+    struct Later(super::super::ToolInfo, bool);
+    impl super::super::Tool for Later {
+        fn info(&self) -> &super::super::ToolInfo {
+            &self.0
+        }
+        fn call(&self, input: Value) -> super::super::ToolFuture {
+            let panics = self.1;
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                assert!(!panics, "this tool panics on purpose");
+                Ok(input)
+            })
+        }
+    }
+
+    fn later(name: &str, panics: bool) -> Arc<dyn super::super::Tool> {
+        Arc::new(Later(
+            super::super::ToolInfo {
+                name: name.into(),
+                description: String::new(),
+                input_schema: Value::Null,
+                effect: Effect::Internal,
+            },
+            panics,
+        ))
+    }
+
+    // Issue 9: a tool task that panicked was blamed on the oldest started call.
+    #[tokio::test]
+    async fn a_panicking_tool_fails_its_own_call_and_no_other() {
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(Waits));
+        registry.register(later("crashes", true));
+        registry.register(later("answers", false));
+        let mut calls = ToolCalls::new(Arc::new(registry), Policy::default(), &Limits::default());
+        let waiting = calls.begin("waits", "{}").expect("no stop").expect("begun");
+        let crashing = calls
+            .begin("crashes", "{}")
+            .expect("no stop")
+            .expect("begun");
+        let answering = calls
+            .begin("answers", "1")
+            .expect("no stop")
+            .expect("begun");
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let done = calls.wait_any().await.expect("a completion");
+            seen.push((done.id, done.outcome.map_err(|e| e.code)));
+        }
+        seen.sort_by_key(|(id, _)| *id);
+        assert_eq!(
+            seen,
+            [
+                (crashing, Err(ErrorCode::ToolFailed)),
+                (answering, Ok("1".to_string()))
+            ]
+        );
+        let records = calls.log().snapshot();
+        assert_eq!(
+            records[0].status,
+            CallStatus::Started,
+            "the waiting call is not blamed"
+        );
+        assert_eq!(records[1].status, CallStatus::Failed);
+        assert_eq!(u64::from(records[0].position), waiting);
+    }
+
+    /// A tool that never answers.
+    struct Waits;
+    impl super::super::Tool for Waits {
+        fn info(&self) -> &super::super::ToolInfo {
+            static INFO: std::sync::OnceLock<super::super::ToolInfo> = std::sync::OnceLock::new();
+            INFO.get_or_init(|| super::super::ToolInfo {
+                name: "waits".into(),
+                description: String::new(),
+                input_schema: Value::Null,
+                effect: Effect::Internal,
+            })
+        }
+        fn call(&self, _: Value) -> super::super::ToolFuture {
+            Box::pin(std::future::pending())
+        }
     }
 
     #[tokio::test]

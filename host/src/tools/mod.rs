@@ -4,7 +4,6 @@
 
 mod builtin;
 mod dispatch;
-pub(crate) mod host;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,38 +14,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use builtin::{EchoTool, FailTool, SleepTool};
-pub use dispatch::{CallLog, CallRecord, CallStatus, Completion, ToolCalls};
+pub use dispatch::{CallLog, Completion, ToolCalls};
 
 use crate::error::ErrorCode;
-
-/// What a tool may do to the world outside the execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Effect {
-    /// Reads data; always allowed.
-    Read,
-    /// Changes files or data; needs `--allow-write`.
-    Write,
-    /// Starts processes; needs `--allow-process`.
-    Process,
-    /// Reaches other systems; needs `--allow-external`.
-    External,
-    /// Stays inside forge-host; always allowed.
-    Internal,
-}
-
-impl Effect {
-    /// The effect's wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Effect::Read => "read",
-            Effect::Write => "write",
-            Effect::Process => "process",
-            Effect::External => "external",
-            Effect::Internal => "internal",
-        }
-    }
-}
+pub use crate::permissions::Effect;
 
 /// The catalog entry of a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

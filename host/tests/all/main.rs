@@ -1,6 +1,8 @@
 //! Library tests: the kernel embedded in-process, as an agent host would use it.
 //! The engines must be built first (`cargo xtask test` does it).
 
+mod layers;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

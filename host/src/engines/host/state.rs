@@ -2,10 +2,8 @@
 
 use wasmtime::component::HasData;
 
-use super::StateView;
-use super::view::StateFailure;
 use crate::engines::bindings::{state, types};
-use crate::error::HostStop;
+use crate::state::{StateFailure, StateView};
 
 /// `HasData` marker: the import sees only the execution's [`StateView`].
 pub(crate) struct StateData;
@@ -34,16 +32,7 @@ impl state::Host for StateView {
         key: String,
         value: String,
     ) -> wasmtime::Result<Result<(), types::ErrorInfo>> {
-        // The size check comes first: never parse what is over budget anyway.
-        if value.len() as u64 <= self.max_value_bytes()
-            && serde_json::from_str::<serde::de::IgnoredAny>(&value).is_err()
-        {
-            return Err(HostStop::ProtocolViolation(format!(
-                "the value set for state key `{key}` is not JSON"
-            ))
-            .into());
-        }
-        Ok(StateView::set(self, &key, &value).map_err(error_info))
+        Ok(StateView::set_json(self, &key, &value)?.map_err(error_info))
     }
 
     async fn delete(&mut self, key: String) -> wasmtime::Result<Result<(), types::ErrorInfo>> {

@@ -1,9 +1,10 @@
-//! The `tools` and `catalog` imports: thin adapters from the WIT bindings to [`ToolCalls`].
+//! The `tools`, `catalog` and `types` imports: thin adapters from the WIT bindings to
+//! [`ToolCalls`].
 
 use wasmtime::component::HasData;
 
-use super::{Effect, ToolCalls, ToolError, ToolInfo};
 use crate::engines::bindings::{catalog, tools, types};
+use crate::tools::{Effect, ToolCalls, ToolError, ToolInfo};
 
 /// `HasData` marker: the imports see only the execution's [`ToolCalls`].
 pub(crate) struct ToolsData;

@@ -1,0 +1,115 @@
+//! Small building blocks every layer uses: sha256 digests, UTC timestamps, atomic file writes and
+//! cutting text at a character boundary. It imports nothing from the crate, so any module may use
+//! it: it sits at the bottom of the layers (ARCHITECTURE.md).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+/// sha256 of `bytes`, as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Now, as [`utc_timestamp`] writes it.
+pub fn now_utc() -> String {
+    utc_timestamp(SystemTime::now())
+}
+
+/// `time` as RFC 3339 UTC with milliseconds (`2026-11-29T15:04:05.123Z`), without a calendar
+/// dependency.
+pub fn utc_timestamp(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Writes `bytes` to `path` through a synced temporary file in the same folder and a rename, so
+/// that a reader (or a crash) never sees half a file and concurrent writers do not collide.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The longest prefix of `text` that is at most `max_bytes` long and ends on a character
+/// boundary.
+pub fn truncate_at(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_055_845_123);
+        assert_eq!(utc_timestamp(t), "2026-11-30T16:24:05.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(utc_timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn hashes_and_truncates() {
+        assert_eq!(
+            sha256_hex(b"hello"),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert_eq!(truncate_at("héllo", 2), "h", "never inside a character");
+        assert_eq!(truncate_at("héllo", 3), "hé");
+        assert_eq!(truncate_at("abc", 10), "abc");
+    }
+
+    #[test]
+    fn an_atomic_write_replaces_the_whole_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/file.json");
+        write_atomic(&path, b"first").expect("write");
+        write_atomic(&path, b"second").expect("replace");
+        assert_eq!(std::fs::read(&path).expect("read"), b"second");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .expect("read dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["file.json"], "no temporary file is left");
+    }
+}
