@@ -142,6 +142,7 @@ fn the_progress_bar_is_cleared_before_the_result_is_printed() {
         .expect("run `script` (util-linux)");
     let screen = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{screen}");
+    assert!(screen.contains("] 5/5 step"), "a bar was drawn: {screen:?}");
     let result_line = screen
         .split(['\n', '\r'])
         .map(|l| l.trim_matches(|c: char| c.is_whitespace()))

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::DataDirArgs;
+use forge_host::error::Error;
 use forge_host::journal::{ExecutionRecord, ExecutionState, Journal, ListFilter};
 
 /// `forge-host journal`.
@@ -67,7 +68,7 @@ fn line(record: &ExecutionRecord) -> String {
 
 /// Runs `forge-host journal ...`.
 pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCode> {
-    let journal = Journal::open(&data.resolve()?)?;
+    let journal = Journal::open(&data.resolve()?).map_err(Error::from)?;
     match command {
         JournalCommand::List {
             session,
@@ -75,11 +76,13 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
             limit,
             json,
         } => {
-            let records = journal.list(&ListFilter {
-                session,
-                status,
-                limit: Some(limit),
-            })?;
+            let records = journal
+                .list(&ListFilter {
+                    session,
+                    status,
+                    limit: Some(limit),
+                })
+                .map_err(Error::from)?;
             if json {
                 out!("{}", serde_json::to_string(&records)?)?;
             } else if records.is_empty() {
@@ -91,8 +94,8 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
             }
         }
         JournalCommand::Show { id, json } => {
-            let record = journal.get(&id)?;
-            let calls = journal.calls(&id)?;
+            let record = journal.get(&id).map_err(Error::from)?;
+            let calls = journal.calls(&id).map_err(Error::from)?;
             if json {
                 // The execution's fields, and its calls (each naming its execution).
                 let mut shown = serde_json::to_value(&record)?;

@@ -24,8 +24,8 @@ const FOLLOW_POLL: Duration = Duration::from_millis(100);
 /// Runs `forge-host logs`.
 pub fn run(data: &DataDirArgs, args: LogsArgs) -> anyhow::Result<ExitCode> {
     let dir = data.resolve()?;
-    let journal = Journal::open(&dir)?;
-    journal.get(&args.id)?;
+    let journal = Journal::open(&dir).map_err(Error::from)?;
+    journal.get(&args.id).map_err(Error::from)?;
     let path = dir.log_path(&args.id);
     let mut file = std::fs::File::open(&path).map_err(|e| {
         Error::invalid_input(format!(
@@ -44,7 +44,12 @@ pub fn run(data: &DataDirArgs, args: LogsArgs) -> anyhow::Result<ExitCode> {
         if !args.follow {
             return Ok(ExitCode::SUCCESS);
         }
-        if journal.get(&args.id)?.status.is_terminal() {
+        if journal
+            .get(&args.id)
+            .map_err(Error::from)?
+            .status
+            .is_terminal()
+        {
             // One last read: what was written before the close.
             buffer.clear();
             file.read_to_end(&mut buffer)?;

@@ -122,8 +122,8 @@ impl Printer {
             (Some(done), Some(total)) if total > 0.0 => (done / total).clamp(0.0, 1.0),
             _ => 0.0,
         };
-        bar.set_position((ratio * BAR_STEPS as f64).round() as u64);
         bar.set_message(counted(message, completed, total));
+        bar.set_position((ratio * BAR_STEPS as f64).round() as u64);
     }
 }
 
