@@ -393,16 +393,19 @@ mod tests {
         );
     }
 
-    /// A tool that answers only after yielding once, so that it runs on a task of its own.
-    struct Later(super::super::ToolInfo, bool);
+    /// A tool that answers (or panics) after yielding once, so that it runs on a task of its
+    /// own; or, when `.2` is false, at its first poll.
+    struct Later(super::super::ToolInfo, bool, bool);
     impl super::super::Tool for Later {
         fn info(&self) -> &super::super::ToolInfo {
             &self.0
         }
         fn call(&self, input: Value) -> super::super::ToolFuture {
-            let panics = self.1;
+            let (panics, yields) = (self.1, self.2);
             Box::pin(async move {
-                tokio::task::yield_now().await;
+                if yields {
+                    tokio::task::yield_now().await;
+                }
                 assert!(!panics, "this tool panics on purpose");
                 Ok(input)
             })
@@ -410,6 +413,10 @@ mod tests {
     }
 
     fn later(name: &str, panics: bool) -> Arc<dyn super::super::Tool> {
+        tool(name, panics, true)
+    }
+
+    fn tool(name: &str, panics: bool, yields: bool) -> Arc<dyn super::super::Tool> {
         Arc::new(Later(
             super::super::ToolInfo {
                 name: name.into(),
@@ -418,6 +425,7 @@ mod tests {
                 effect: Effect::Internal,
             },
             panics,
+            yields,
         ))
     }
 
@@ -459,6 +467,22 @@ mod tests {
         );
         assert_eq!(records[1].status, CallStatus::Failed);
         assert_eq!(u64::from(records[0].position), waiting);
+    }
+
+    #[tokio::test]
+    async fn a_tool_that_panics_at_its_first_poll_fails_its_call() {
+        let mut registry = ToolRegistry::new();
+        registry.register(tool("at-once", true, false));
+        let mut calls = ToolCalls::new(Arc::new(registry), Policy::default(), &Limits::default());
+        let id = calls
+            .begin("at-once", "{}")
+            .expect("no stop")
+            .expect("begun");
+        let done = calls.wait_any().await.expect("a completion");
+        assert_eq!(
+            (done.id, done.outcome.map_err(|e| e.code)),
+            (id, Err(ErrorCode::ToolFailed))
+        );
     }
 
     /// A tool that never answers.
