@@ -78,6 +78,18 @@ impl ErrorCode {
         ErrorCode::IsolateFailure,
     ];
 
+    /// The codes the host's imports fail with (`error-info.code` in `wit/forge.wit`). An uncaught
+    /// failure of a host call carrying one of them ends the run with that code; any other code a
+    /// script puts on an error is `ScriptRuntime` (a script cannot claim `Timeout` or
+    /// `MemoryLimit`). Engines learn this list from each `run-request` instead of keeping a copy.
+    pub const PASS_THROUGH: [ErrorCode; 5] = [
+        ErrorCode::ToolFailed,
+        ErrorCode::ToolDenied,
+        ErrorCode::ToolNotFound,
+        ErrorCode::BudgetExceeded,
+        ErrorCode::InvalidInput,
+    ];
+
     /// The code as it appears on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {

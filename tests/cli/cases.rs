@@ -114,6 +114,8 @@ cases! {
     tool_error_shape,
     forged_timeout_is_a_plain_failure,
     forged_memory_limit_is_a_plain_failure,
+    uncaught_state_error_keeps_its_code,
+    error_code_outside_forge_error_is_ignored,
     thrown_null_without_memory_pressure,
     echo_round_trip,
     no_ambient_authority,

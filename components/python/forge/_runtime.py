@@ -16,9 +16,6 @@ from wit_world.exports import engine
 
 import preload
 
-# Codes a host call can fail with; an uncaught `forge.ToolError` carrying one keeps it.
-PASS_THROUGH = {"TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"}
-
 # Packages that need another engine profile than this one.
 SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "tzdata"}
 
@@ -35,6 +32,9 @@ class Run:
         self.filename = request.filename
         self.limits = request.limits
         self.inputs = list(request.inputs)
+        # The codes the host's calls fail with: an uncaught `forge.ToolError` carrying one keeps
+        # it, any other code is SCRIPT_RUNTIME (the host sends them with every request).
+        self.pass_through_codes = frozenset(request.pass_through_codes)
         self.result = _UNSET
 
 
@@ -150,7 +150,8 @@ def classify(error, filename):
     from forge import ToolError
 
     if isinstance(error, ToolError):
-        code = error.code if error.code in PASS_THROUGH else "SCRIPT_RUNTIME"
+        passed = current.pass_through_codes if current else frozenset()
+        code = error.code if isinstance(error.code, str) and error.code in passed else "SCRIPT_RUNTIME"
         return failure(code, stack, stack)
     if isinstance(error, ModuleNotFoundError):
         name = error.name or str(error)

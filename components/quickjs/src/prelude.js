@@ -37,8 +37,6 @@
   const EngineInternalError = globalThis.InternalError;
   delete globalThis.InternalError;
 
-  const PASS_THROUGH = new Set(["TOOL_FAILED", "TOOL_DENIED", "TOOL_NOT_FOUND", "BUDGET_EXCEEDED", "INVALID_INPUT"]);
-
   // In-flight calls by host call id; settled by the engine's run loop (`settle`).
   const pending = new Map();
 
@@ -182,18 +180,21 @@
       if (value === undefined) return undefined;
       return encode("the result", value);
     },
-    /** {code, message, stack} of a thrown value; code is "" when the engine should decide. */
+    /**
+     * {code, forgeCode, message, stack} of a thrown value. `code` is the engine's own verdict, ""
+     * when the runner should decide; `forgeCode` is a ForgeError's code, which the runner keeps
+     * only when it is one the host's calls fail with (the run request's pass-through codes).
+     */
     describeError(e) {
       if (e instanceof Error) {
-        // Only the codes a host call can reject with pass through; anything else a script
-        // puts on a ForgeError is a plain runtime failure.
-        let code = e instanceof ForgeError && PASS_THROUGH.has(e.code) ? e.code : "";
+        const forgeCode = e instanceof ForgeError && typeof e.code === "string" ? e.code : undefined;
+        let code = "";
         // QuickJS builds `s + s` as a rope, so a doubling string reaches the engine's longest
         // string (2^30 characters) before it takes any memory: that is the string memory bomb
         // failing, not a bug in the script. Scripts cannot construct InternalError (see below).
         if (e instanceof EngineInternalError && e.message === "string too long") code = "MEMORY_LIMIT";
         const message = `${e.name}: ${e.message}`;
-        return { code, message, stack: typeof e.stack === "string" ? e.stack : undefined };
+        return { code, forgeCode, message, stack: typeof e.stack === "string" ? e.stack : undefined };
       }
       let message;
       try {
@@ -201,7 +202,7 @@
       } catch {
         message = "Uncaught exception";
       }
-      return { code: "", message, stack: undefined };
+      return { code: "", forgeCode: undefined, message, stack: undefined };
     },
   };
 })

@@ -37,7 +37,10 @@ fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, S
     let settle: Function = api.get("settle").map_err(engine_failure)?;
     let encode: Function = api.get("encodeResult").map_err(engine_failure)?;
     let describe: Function = api.get("describeError").map_err(engine_failure)?;
-    let thrown = |value: Value<'js>, fallback: &str| describe_thrown(&describe, value, fallback);
+    let pass_through = &request.pass_through_codes;
+    let thrown = |value: Value<'js>, fallback: &str| {
+        describe_thrown(&describe, value, fallback, pass_through)
+    };
 
     // The script is the body of an async function. It starts on the wrapper's first line so
     // that line numbers in stack traces are the script's own.
@@ -149,11 +152,14 @@ fn caught_value<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Value<'js> {
 /// Turns a thrown value into a script error. `null` is also what QuickJS throws when it cannot
 /// even allocate its out-of-memory error; the engine cannot tell that from `throw null`, so it
 /// reports a runtime failure and the host, which knows whether it denied a memory growth, decides
-/// whether it was `MEMORY_LIMIT`.
+/// whether it was `MEMORY_LIMIT`. A `ForgeError` keeps its code only when it is in
+/// `pass_through` (the run request's `pass-through-codes`, the codes the host's calls fail with):
+/// anything else a script puts on one is a plain `fallback` failure.
 fn describe_thrown<'js>(
     describe: &Function<'js>,
     value: Value<'js>,
     fallback: &str,
+    pass_through: &[String],
 ) -> ScriptError {
     if value.is_null() {
         let message = "null was thrown (QuickJS throws null when it is out of memory)";
@@ -162,16 +168,19 @@ fn describe_thrown<'js>(
     let described = describe.call::<_, Object>((value,)).and_then(|o| {
         Ok((
             o.get::<_, String>("code")?,
+            o.get::<_, Option<String>>("forgeCode")?,
             o.get::<_, String>("message")?,
             o.get::<_, Option<String>>("stack")?,
         ))
     });
     match described {
-        Ok((code, message, stack)) => {
-            let code = if code.is_empty() {
-                fallback.to_string()
-            } else {
+        Ok((code, forge_code, message, stack)) => {
+            let code = if !code.is_empty() {
                 code
+            } else {
+                forge_code
+                    .filter(|code| pass_through.contains(code))
+                    .unwrap_or_else(|| fallback.to_string())
             };
             failure(&code, message, stack)
         }

@@ -143,6 +143,10 @@ pub fn run_request(
                 sha256: input.sha256.clone(),
             })
             .collect(),
+        pass_through_codes: ErrorCode::PASS_THROUGH
+            .iter()
+            .map(|code| code.as_str().to_string())
+            .collect(),
     }
 }
 

@@ -1,0 +1,3 @@
+const e = new Error("mine");
+e.code = "TOOL_FAILED";
+throw e;

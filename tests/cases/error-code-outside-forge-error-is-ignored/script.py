@@ -1,0 +1,5 @@
+class Failure(Exception):
+    code = "TOOL_FAILED"
+
+
+raise Failure("mine")

@@ -1,0 +1,2 @@
+import forge
+raise forge.ToolError("MEMORY_LIMIT", "I pretend")

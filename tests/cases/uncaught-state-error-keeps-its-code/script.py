@@ -1,0 +1,2 @@
+import forge
+forge.state.set("", 1)
