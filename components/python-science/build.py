@@ -34,13 +34,32 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+# Read, not copied: the componentize-py pin (version and wheel sha256) is written once, in the
+# stdlib engine's requirements file, and the profiles' package lists in profiles.json (which the
+# app reads when componentize-py runs it).
+REQUIREMENTS = REPO / "components/python/requirements.txt"
+PROFILES = REPO / "components/python/forge/profiles.json"
+
+
+def requirement_pin(path, name):
+    """(version, sha256) of `name` in a pip requirements file: `name==VERSION` with one
+    `--hash=sha256:...`, on one line or continued with a backslash."""
+    text = path.read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        m = re.match(rf"\s*{re.escape(name)}==(\S+)\s+--hash=sha256:([0-9a-f]{{64}})\s*$", line)
+        if m:
+            return m.group(1), m.group(2)
+    raise SystemExit(f"{path}: no `{name}==VERSION --hash=sha256:...` line")
+
 
 # ---------------------------------------------------------------------------------------------
 # Pinned inputs: (name, version, sha256). Every download is checked against these.
 # ---------------------------------------------------------------------------------------------
 PYPI = {
-    # The build tool; same pin as components/python/requirements.txt.
-    "componentize-py": ("0.25.1", "8623cd8cab8453cb0cd8bf03f3c7103420d06f2f3d360186a280a70a1ca5e89f"),
+    # The build tool: the stdlib engine's own pin, from components/python/requirements.txt (this
+    # table is part of the venv step's recipe, so a new pin reruns it).
+    "componentize-py": requirement_pin(REQUIREMENTS, "componentize-py"),
     # Build tools, installed into the build venv (wheels for CPython 3.11 / x86_64 Linux).
     "cython": ("3.3.1", "26a28e0ca5dffe9c7d69d1e3a0f78cb74f41b2b6b40771f620262a5d04862a00"),
     "ninja": ("1.13.2", "65a24341b5ac09fcadcc37082660be40a94174e51a937fabf6e2cae26225fa2c"),
@@ -875,8 +894,12 @@ def step_component(c):
     """componentize the stdlib engine's app (components/python) with this profile's
     `forge_profile` (app/) and the numpy and pandas site dirs on the path: one app, two profiles."""
     profile = HERE / "app"
+    # The app reads the componentize-py pin (describe's version) and the profile's packages
+    # while componentize-py runs it: their text is part of the recipe, not only their mtime.
     step = Step(c.work, "component", [c.work / "stamps/pandas", profile, REPO / "components/python",
-                                      REPO / "wit"], [step_component, write_manifest, HOST_DEBS])
+                                      REPO / "wit"],
+                [step_component, write_manifest, HOST_DEBS, REQUIREMENTS.read_text(),
+                 PROFILES.read_text()])
     if fresh_or_log(step) and c.out.exists():
         return
     c.out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,12 @@
 
 componentize-py runs this module's top level at build time and snapshots the interpreter, so:
 - only modules imported here (directly or by `preload`) can be imported by scripts at run time;
-- nothing here may do I/O or depend on the run (that happens in `Engine.run`).
+- nothing here may depend on the run (that happens in `Engine.run`), and files read here
+  (`requirements.txt`, `forge/profiles.json`) are read at build time: the snapshot keeps what
+  was read, not the files.
 """
 
+import os
 import sys
 
 import preload  # noqa: F401  (the curated standard library scripts may import)
@@ -24,13 +27,27 @@ import wit_world
 from wit_world.exports import engine
 
 
+def _pinned_componentize_py():
+    """The componentize-py version `requirements.txt` pins (the one place the pin is written;
+    xtask and the science build read it too): the tool that is building this component."""
+    path = os.path.join(os.path.dirname(__file__), "requirements.txt")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("componentize-py=="):
+                return line.split("==", 1)[1].split()[0]
+    raise RuntimeError(f"{path} pins no componentize-py")
+
+
+COMPONENTIZE_PY_VERSION = _pinned_componentize_py()
+
+
 class Engine(wit_world.exports.Engine):
     def describe(self) -> engine.EngineInfo:
         extras = f" + {forge_profile.VERSION}" if forge_profile else ""
         return engine.EngineInfo(
             id=_runtime.ENGINE_ID,
             language="python",
-            version=f"CPython {sys.version.split()[0]}{extras} (componentize-py 0.25.1)",
+            version=f"CPython {sys.version.split()[0]}{extras} (componentize-py {COMPONENTIZE_PY_VERSION})",
             extensions=[".py"],
             capabilities=["tool-calls", "concurrent-calls", "catalog", "state", "text", "progress", "files"],
         )

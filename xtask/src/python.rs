@@ -8,8 +8,22 @@ use crate::components::publish;
 use crate::setup::apt_install;
 use crate::{Result, run, workspace_root};
 
-/// The pinned build tool (also pinned by hash in `components/python/requirements.txt`).
-const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+/// The requirements file that pins the build tool by version and wheel sha256: the one place the
+/// pin is written (the app's `describe` and the science build read it too).
+const REQUIREMENTS: &str = include_str!("../../components/python/requirements.txt");
+
+/// The Python profiles beyond the standard library and the packages each adds: the one list (the
+/// engine's import hints and the science profile's `forge_profile` read it too).
+const PROFILES: &str = include_str!("../../components/python/forge/profiles.json");
+
+/// The componentize-py version `requirements.txt` pins (`componentize-py==VERSION`).
+fn componentize_py_version() -> Result<&'static str> {
+    REQUIREMENTS
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("componentize-py=="))
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or_else(|| "components/python/requirements.txt pins no componentize-py".to_string())
+}
 
 fn venv_dir() -> PathBuf {
     workspace_root().join("target/python-venv")
@@ -31,13 +45,14 @@ fn installed_version() -> Option<String> {
 
 /// A venv holding the pinned componentize-py, created when missing.
 pub fn venv() -> Result {
-    if installed_version().is_some_and(|v| v.ends_with(COMPONENTIZE_PY_VERSION)) {
+    let version = componentize_py_version()?;
+    if installed_version().is_some_and(|v| v.ends_with(version)) {
         return Ok(());
     }
     let dir = venv_dir();
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     eprintln!(
-        "xtask: creating a Python venv with componentize-py {COMPONENTIZE_PY_VERSION} in {}",
+        "xtask: creating a Python venv with componentize-py {version} in {}",
         dir.display()
     );
     let create = |dir: &Path| {
@@ -113,14 +128,27 @@ pub fn build_python() -> Result {
     publish(&output, "python-cpython", &[".py"], &[])
 }
 
-/// The packages the science profile adds to the standard library (what picks it for a script).
-const SCIENCE_PACKAGES: [&str; 4] = ["numpy", "pandas", "dateutil", "tzdata"];
+/// The packages `profile` adds to the standard library (what picks it for a script).
+fn profile_packages(profile: &str) -> Result<Vec<String>> {
+    let what = "components/python/forge/profiles.json";
+    let profiles: serde_json::Value =
+        serde_json::from_str(PROFILES).map_err(|e| format!("{what}: {e}"))?;
+    profiles[profile]["packages"]
+        .as_array()
+        .and_then(|list| {
+            list.iter()
+                .map(|p| p.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| format!("{what}: `{profile}.packages` is not a list of names"))
+}
 
 /// Builds `python-science.wasm` with `components/python-science/build.py` (pinned, hash-checked,
 /// incremental) and publishes it. Its work and venv folders default to `target/`;
 /// `SCIENCE_WORK` and `SCIENCE_VENV` point elsewhere.
 pub fn build_science() -> Result {
     let root = workspace_root();
+    let packages = profile_packages("python-science")?;
     crate::setup::apt_install(&[
         "libclang-rt-19-dev-wasm32",
         "libc++-19-dev-wasm32",
@@ -142,7 +170,8 @@ pub fn build_science() -> Result {
             "--out",
         ])
         .arg(&output))?;
-    publish(&output, "python-science", &[".py"], &SCIENCE_PACKAGES)
+    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+    publish(&output, "python-science", &[".py"], &packages)
 }
 
 /// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
@@ -165,4 +194,21 @@ pub fn build_science_testkit() -> Result {
         .arg("components/python-science/testkit.py")
         .args(["--work", &work, "--venv", &venv, "--out"])
         .arg(root.join("target/science-testkit")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pin_and_the_science_packages_are_read_from_their_one_file() {
+        let version = componentize_py_version().expect("the pin");
+        assert!(
+            version.split('.').all(|part| part.parse::<u32>().is_ok()),
+            "{version}"
+        );
+        let packages = profile_packages("python-science").expect("the science packages");
+        assert!(packages.iter().any(|p| p == "numpy"), "{packages:?}");
+        assert!(profile_packages("no-such-profile").is_err());
+    }
 }

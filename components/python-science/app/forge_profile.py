@@ -16,11 +16,14 @@ import os
 import pkgutil
 import sys
 
+from forge import _runtime
+
 ENGINE_ID = "python-science"
 
 # What this profile adds to the standard library (the host's import scan picks the profile by
-# these; xtask publishes the same list in engines.lock).
-PACKAGES = ("numpy", "pandas", "dateutil", "tzdata")
+# these): `components/python/forge/profiles.json`, the one list, which xtask also publishes in
+# engines.lock.
+PACKAGES = tuple(_runtime.PROFILES[ENGINE_ID]["packages"])
 
 SKIP = (".tests", ".conftest", "._pyinstaller", ".f2py", ".distutils", "numpy.testing._private.extbuild",
         "pandas.io.clipboard", "pandas.util._test_decorators", "pandas._testing", "pandas.conftest")
@@ -41,7 +44,7 @@ def _import_all(top):
             MISSING.append((info.name, repr(error)[:200]))
 
 
-for _top in ("numpy", "pandas", "dateutil", "tzdata"):
+for _top in PACKAGES:
     _import_all(_top)
 
 import numpy  # noqa: E402

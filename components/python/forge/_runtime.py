@@ -16,8 +16,18 @@ from wit_world.exports import engine
 
 import preload
 
-# Packages that need another engine profile than this one.
-SCIENCE_PACKAGES = {"numpy", "pandas", "dateutil", "tzdata"}
+
+def _read_profiles():
+    with open(os.path.join(os.path.dirname(__file__), "profiles.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# The Python profiles beyond the standard library: {engine id: {"packages": [top-level names],
+# "build": the command that builds it}}. `profiles.json` is the one list: the science build's
+# `forge_profile` imports these packages and xtask publishes them in engines.lock (what picks a
+# profile for a script). Read at import, which componentize-py runs at build time: the snapshot
+# holds the value, and the file is not needed at run time.
+PROFILES = _read_profiles()
 
 _UNSET = object()
 
@@ -126,11 +136,12 @@ def why_unavailable(module):
             f"the standard library module `{module}` is not part of this CPython build "
             f"(WASI builds lack: {absent})"
         )
-    if top in SCIENCE_PACKAGES and ENGINE_ID == "python-cpython":
+    provider = next((name for name, p in PROFILES.items() if top in p["packages"]), None)
+    if provider is not None and ENGINE_ID == "python-cpython":
         return (
             f"package `{top}` is not available in this engine ({ENGINE_ID}: the standard "
-            f"library only); it comes with the python-science profile: "
-            f"cargo xtask build --profile science"
+            f"library only); it comes with the {provider} profile: "
+            f"{PROFILES[provider]['build']}"
         )
     return f"package `{top}` is not available in this engine ({ENGINE_ID})"
 
