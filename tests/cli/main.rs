@@ -10,3 +10,4 @@ mod run;
 mod science;
 mod upstream;
 mod util;
+mod workspace;

@@ -8,6 +8,7 @@ macro_rules! out {
     };
 }
 
+mod ask;
 mod engines;
 mod journal;
 mod limit_flags;

@@ -60,7 +60,7 @@ impl Printer {
     }
 
     /// Runs `write` with the bar out of the way.
-    fn above_bar(&self, write: impl FnOnce()) {
+    pub fn above_bar(&self, write: impl FnOnce()) {
         match self.bar.lock().ok().as_ref().and_then(|bar| bar.as_ref()) {
             Some(bar) => bar.suspend(write),
             None => write(),

@@ -13,6 +13,7 @@ use forge_host::error::{Error, ErrorCode};
 use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
 use forge_host::permissions::Policy;
 use forge_host::primitives::sha256_hex;
+use forge_host::tools::{ToolRegistry, workspace};
 
 /// Arguments of `forge-host run`.
 #[derive(Debug, clap::Args)]
@@ -65,6 +66,20 @@ pub struct RunArgs {
     /// Session whose shared state the script reads and writes [default: one per working directory]
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
+    /// Adds the workspace tools (workspace.read, .list, .search: read; .write, .delete: write),
+    /// rooted at DIR; no path leads out of it
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Tools whose name matches GLOB run, whatever their effect (`*` any characters, `?` one);
+    /// repeatable
+    #[arg(long = "allow", value_name = "GLOB")]
+    pub allow: Vec<String>,
+    /// Tools whose name matches GLOB never run; wins over every allow; repeatable
+    #[arg(long = "deny", value_name = "GLOB")]
+    pub deny: Vec<String>,
+    /// On a terminal, ask y/N before a call the policy would deny (no terminal: it is denied)
+    #[arg(long)]
+    pub ask: bool,
     /// Allow tools with the `write` effect
     #[arg(long)]
     pub allow_write: bool,
@@ -96,6 +111,16 @@ impl Lang {
     }
 }
 
+/// The tools a run may call: the built-in ones, and the workspace's with `--workspace`.
+fn tools(args: &RunArgs) -> Result<ToolRegistry, Error> {
+    let mut tools = ToolRegistry::with_builtins();
+    if let Some(dir) = &args.workspace {
+        workspace::register(&mut tools, dir)
+            .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
+    }
+    Ok(tools)
+}
+
 /// The session of runs that name none: one per working directory.
 pub fn default_session() -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -107,7 +132,10 @@ pub fn default_session() -> String {
 pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
         let request = request(&args)?;
-        let kernel = Kernel::builder(data.resolve()?).build().await?;
+        let kernel = Kernel::builder(data.resolve()?)
+            .tools(tools(&args)?)
+            .build()
+            .await?;
         execute(&kernel, request, args.json).await
     }
     .await;
@@ -168,6 +196,9 @@ fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
             allow_write: args.allow_write,
             allow_process: args.allow_process,
             allow_external: args.allow_external,
+            allow: args.allow.clone(),
+            deny: args.deny.clone(),
+            ask: args.ask,
         },
         session: args.session.clone().unwrap_or_else(default_session),
         inputs: args.inputs.clone(),
@@ -192,6 +223,9 @@ pub(super) async fn execute(
         }
     });
     let printer = Printer::new(json);
+    if request.policy.ask {
+        request.asker = super::ask::terminal_asker(&printer);
+    }
     request.events = Some(printer.sink());
     request.cancel = Some(cancel);
     let report = kernel.run(request).await;

@@ -215,6 +215,10 @@ pub struct CallRecord {
     /// For a `write` tool, the paths it said it touches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// Why the permission gate let it run or denied it (the effect, the flag or the rule, or a
+    /// person's answer under `--ask`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
 }
 
 /// One published file (in the journal, the run report and `provenance.json`).

@@ -402,6 +402,7 @@ mod tests {
                 error_code: None,
                 duration_ms: Some(1),
                 paths: Vec::new(),
+                decision: None,
             })
             .collect();
         journal.close("03", end).expect("close");

@@ -66,7 +66,7 @@ fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
         script_sha256: facts.script_sha256.to_string(),
         inputs: Vec::new(),
         limits: serde_json::to_value(&request.limits).unwrap_or_default(),
-        policy: request.policy,
+        policy: request.policy.clone(),
         status: ExecutionState::Preparing,
         steps: vec![
             Step {
@@ -210,7 +210,8 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
         &pre,
         SandboxSpec {
             limits,
-            policy: request.policy,
+            policy: request.policy.clone(),
+            asker: request.asker.clone(),
             tools: kernel.tools.clone(),
             snapshot,
             job: &job,

@@ -28,7 +28,7 @@ use crate::files::JobPool;
 use crate::journal::Journal;
 use crate::limits::Limits;
 use crate::output::EventSink;
-use crate::permissions::Policy;
+use crate::permissions::{Asker, Policy};
 use crate::state::{RedbStateStore, StateStore};
 use crate::tools::ToolRegistry;
 
@@ -62,6 +62,8 @@ pub struct ExecutionRequest {
     pub events: Option<EventSink>,
     /// Lets the caller cancel the execution.
     pub cancel: Option<CancelHandle>,
+    /// Answers calls the policy would deny when it says `--ask`; without one they are denied.
+    pub asker: Option<Asker>,
 }
 
 impl ExecutionRequest {
@@ -82,6 +84,7 @@ impl ExecutionRequest {
             expected_inputs: None,
             events: None,
             cancel: None,
+            asker: None,
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::files::{InputRecord, JobDir};
 use crate::limits::{Limits, MemoryLimiter, MemoryStats};
 use crate::output::{EventSink, OutputState, TailPipe, Texts};
-use crate::permissions::Policy;
+use crate::permissions::{Asker, Policy};
 use crate::state::{Snapshot, StateView};
 use crate::tools::{CallLog, ToolCalls, ToolRegistry};
 
@@ -32,6 +32,7 @@ pub struct Observers {
 pub struct SandboxSpec<'a> {
     pub limits: &'a Limits,
     pub policy: Policy,
+    pub asker: Option<Asker>,
     pub tools: Arc<ToolRegistry>,
     pub snapshot: Snapshot,
     pub job: &'a JobDir,
@@ -72,7 +73,7 @@ pub fn build_store(
         .map_err(preopen_failed)?;
     let limiter = MemoryLimiter::new(limits.memory_bytes);
     let memory = limiter.stats();
-    let tools = ToolCalls::new(spec.tools, spec.policy, limits);
+    let tools = ToolCalls::new(spec.tools, spec.policy, limits).with_asker(spec.asker);
     let calls = tools.log();
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -13,11 +13,12 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use super::call_log::CallLog;
 use super::{Tool, ToolError, ToolRegistry};
 use crate::error::{ErrorCode, HostStop};
 use crate::journal::{CallRecord, CallStatus};
 use crate::limits::Limits;
-use crate::permissions::{Decision, Effect, Policy};
+use crate::permissions::{Asker, Decision, Effect, Policy, Question};
 use crate::primitives::{sha256_hex, truncate_at};
 
 /// A finished call, as handed back to the guest.
@@ -33,6 +34,8 @@ struct Finished {
     id: u64,
     outcome: Result<String, ToolError>,
     duration: Duration,
+    /// A decision made while the call ran (a person's answer under `--ask`).
+    decision: Option<String>,
 }
 
 type CallFuture = Pin<Box<dyn Future<Output = Finished> + Send>>;
@@ -45,6 +48,8 @@ pub struct ToolCalls {
     max_input_bytes: u64,
     max_response_bytes: u64,
     permits: Arc<Semaphore>,
+    /// Puts calls the policy would deny to a person (`--ask`), one question at a time.
+    asker: Option<(Asker, Arc<tokio::sync::Mutex<()>>)>,
     running: JoinSet<Finished>,
     /// The call each running task serves, so that a task that panics is blamed on its own call.
     tasks: HashMap<tokio::task::Id, u64>,
@@ -52,38 +57,6 @@ pub struct ToolCalls {
     ready: VecDeque<Completion>,
     /// Shared with the kernel so that the record survives a stop (timeout, cancellation).
     records: CallLog,
-}
-
-/// The record of an execution's calls, shared between the dispatcher and the kernel.
-#[derive(Clone, Default)]
-pub struct CallLog(Arc<Mutex<Vec<CallRecord>>>);
-
-impl CallLog {
-    /// Every call begun so far.
-    pub fn snapshot(&self) -> Vec<CallRecord> {
-        self.0.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    fn len(&self) -> usize {
-        self.0.lock().map(|r| r.len()).unwrap_or(usize::MAX)
-    }
-
-    fn push(&self, record: CallRecord) {
-        if let Ok(mut records) = self.0.lock() {
-            records.push(record);
-        }
-    }
-
-    fn update(&self, position: u64, change: impl FnOnce(&mut CallRecord)) {
-        let index = usize::try_from(position)
-            .ok()
-            .and_then(|p| p.checked_sub(1));
-        if let (Ok(mut records), Some(index)) = (self.0.lock(), index)
-            && let Some(record) = records.get_mut(index)
-        {
-            change(record);
-        }
-    }
 }
 
 /// Longest tool name quoted back in an error message, in bytes.
@@ -99,11 +72,18 @@ impl ToolCalls {
             max_input_bytes: limits.max_call_input_bytes,
             max_response_bytes: limits.max_call_response_bytes,
             permits: Arc::new(Semaphore::new(limits.max_concurrency as usize)),
+            asker: None,
             running: JoinSet::new(),
             tasks: HashMap::new(),
             ready: VecDeque::new(),
             records: CallLog::default(),
         }
+    }
+
+    /// Calls the policy would deny are put to `asker` when the policy says `--ask`.
+    pub fn with_asker(mut self, asker: Option<Asker>) -> Self {
+        self.asker = asker.map(|asker| (asker, Arc::default()));
+        self
     }
 
     /// The registry the catalog reads.
@@ -143,21 +123,49 @@ impl ToolCalls {
             } else {
                 Vec::new()
             },
+            decision: None,
         };
-        if let Decision::Deny(reason) = self.policy.decide(effect) {
-            record.status = CallStatus::Denied;
-            record.error_code = Some(ErrorCode::ToolDenied);
-            record.duration_ms = Some(0);
-            self.records.push(record);
-            return Ok(Err(ToolError {
-                code: ErrorCode::ToolDenied,
-                message: format!("`{name}`: {reason}"),
-            }));
-        }
+        let decision = self.policy.decide(name, effect);
+        let question = match decision {
+            Decision::Allow(reason) => {
+                record.decision = Some(reason);
+                None
+            }
+            Decision::Ask(reason) if self.asker.is_some() => {
+                record.decision = Some(format!("asked, because {reason}"));
+                Some(Question {
+                    tool: name.to_string(),
+                    effect,
+                    reason,
+                    input: parsed.clone(),
+                })
+            }
+            Decision::Ask(reason) => {
+                return Ok(Err(self.deny(
+                    record,
+                    name,
+                    format!("{reason}; --ask has no terminal to ask on"),
+                )));
+            }
+            Decision::Deny(reason) => return Ok(Err(self.deny(record, name, reason))),
+        };
         self.records.push(record);
         let id = u64::from(position);
-        self.start(id, tool, parsed);
+        self.start(id, tool, parsed, question);
         Ok(Ok(id))
+    }
+
+    /// Records a denied call; it never runs.
+    fn deny(&mut self, mut record: CallRecord, name: &str, reason: String) -> ToolError {
+        record.status = CallStatus::Denied;
+        record.error_code = Some(ErrorCode::ToolDenied);
+        record.duration_ms = Some(0);
+        record.decision = Some(reason.clone());
+        self.records.push(record);
+        ToolError {
+            code: ErrorCode::ToolDenied,
+            message: format!("`{name}`: {reason}"),
+        }
     }
 
     /// The checks before a call is recorded: the budget and a well-formed input end the
@@ -202,8 +210,8 @@ impl ToolCalls {
 
     /// Runs call `id`. A call that is done at its first poll (echo, a cached answer) finishes
     /// here, without a hop through another task; anything that waits runs on its own task.
-    fn start(&mut self, id: u64, tool: Arc<dyn Tool>, input: Value) {
-        let mut call = self.call_future(id, tool, input);
+    fn start(&mut self, id: u64, tool: Arc<dyn Tool>, input: Value, question: Option<Question>) {
+        let mut call = self.call_future(id, tool, input, question);
         let waker = futures::task::noop_waker();
         let first_poll = std::panic::catch_unwind(AssertUnwindSafe(|| {
             call.as_mut().poll(&mut Context::from_waker(&waker))
@@ -224,8 +232,16 @@ impl ToolCalls {
         }
     }
 
-    /// The future of one call: it waits for a permit, runs the tool and meters its response.
-    fn call_future(&self, id: u64, tool: Arc<dyn Tool>, input: Value) -> CallFuture {
+    /// The future of one call: it asks a person first when it must, waits for a permit, runs the
+    /// tool and meters its response.
+    fn call_future(
+        &self,
+        id: u64,
+        tool: Arc<dyn Tool>,
+        input: Value,
+        question: Option<Question>,
+    ) -> CallFuture {
+        let asker = question.and_then(|q| self.asker.clone().map(|(asker, turn)| (asker, turn, q)));
         // A free permit is taken now; otherwise the call waits for one in the task, and the
         // semaphore's fairness starts queued calls in the order they were begun.
         let permit = self.permits.clone().try_acquire_owned().ok();
@@ -233,6 +249,26 @@ impl ToolCalls {
         let max_response = self.max_response_bytes;
         Box::pin(async move {
             let begun = Instant::now();
+            let mut decision = None;
+            if let Some((asker, turn, question)) = asker {
+                let _turn = turn.lock().await;
+                let tool_name = question.tool.clone();
+                let yes = tokio::task::spawn_blocking(move || asker(&question))
+                    .await
+                    .unwrap_or(false);
+                if !yes {
+                    return Finished {
+                        id,
+                        outcome: Err(ToolError {
+                            code: ErrorCode::ToolDenied,
+                            message: format!("`{tool_name}`: the person asked (--ask) said no"),
+                        }),
+                        duration: begun.elapsed(),
+                        decision: Some("asked: a person said no".into()),
+                    };
+                }
+                decision = Some("asked: a person said yes".to_string());
+            }
             let _permit = match permit {
                 Some(permit) => Some(permit),
                 None => permits.acquire_owned().await.ok(),
@@ -255,6 +291,7 @@ impl ToolCalls {
                 id,
                 outcome,
                 duration: begun.elapsed(),
+                decision,
             }
         })
     }
@@ -308,14 +345,18 @@ impl ToolCalls {
     fn complete(&mut self, finished: Finished) -> Completion {
         let error_code = finished.outcome.as_ref().err().map(|e| e.code);
         let duration_ms = finished.duration.as_millis().try_into().unwrap_or(u64::MAX);
+        let decision = finished.decision;
         self.records.update(finished.id, |record| {
             record.duration_ms = Some(duration_ms);
-            record.status = if error_code.is_some() {
-                CallStatus::Failed
-            } else {
-                CallStatus::Succeeded
+            record.status = match error_code {
+                None => CallStatus::Succeeded,
+                Some(ErrorCode::ToolDenied) => CallStatus::Denied,
+                Some(_) => CallStatus::Failed,
             };
             record.error_code = error_code;
+            if decision.is_some() {
+                record.decision = decision;
+            }
         });
         Completion {
             id: finished.id,
@@ -330,6 +371,7 @@ fn crashed(id: u64, why: &str) -> Finished {
         id,
         outcome: Err(ToolError::failed(format!("the tool crashed: {why}"))),
         duration: Duration::ZERO,
+        decision: None,
     }
 }
 

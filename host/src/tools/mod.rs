@@ -3,7 +3,9 @@
 //! script's nested calls concurrently under the execution's limits.
 
 mod builtin;
+mod call_log;
 mod dispatch;
+pub mod workspace;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -14,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use builtin::{EchoTool, FailTool, SleepTool};
-pub use dispatch::{CallLog, Completion, ToolCalls};
+pub use call_log::CallLog;
+pub use dispatch::{Completion, ToolCalls};
 
 use crate::error::ErrorCode;
 pub use crate::permissions::Effect;
