@@ -8,6 +8,7 @@ mod journal;
 mod python;
 mod run;
 mod science;
+mod typed_tools;
 mod upstream;
 mod util;
 mod workspace;

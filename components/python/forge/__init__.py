@@ -138,13 +138,87 @@ def _tool_info(info):
         "description": info.description,
         "effect": info.effect.name.lower(),
         "input_schema": json.loads(info.input_schema),
+        "function_path": list(info.function_path),
     }
 
 
-def tools(query=None, limit=50):
-    """The catalog: every tool this run may call, or those matching `query`."""
-    found = _catalog.list_tools() if query is None else _catalog.search_tools(str(query), int(limit))
-    return [_tool_info(info) for info in found]
+def _tool_function(name, description):
+    def tool(*args, **kwargs):
+        if args and (len(args) > 1 or kwargs or not isinstance(args[0], dict)):
+            raise TypeError(f"{name}: pass keyword arguments, or one dict")
+        return call(name, args[0] if args else kwargs)
+
+    tool.__name__ = name.rsplit(".", 1)[-1]
+    tool.__qualname__ = name
+    tool.__doc__ = description
+    return tool
+
+
+class _Namespace:
+    """The tools of one namespace (an MCP server, the workspace), as functions."""
+
+    def __init__(self, name, functions):
+        self._name = name
+        self._functions = functions
+
+    def __getattr__(self, attr):
+        try:
+            return self._functions[attr]
+        except KeyError:
+            raise AttributeError(f"the catalog has no tool `{self._name}.{attr}`") from None
+
+    def __dir__(self):
+        return sorted(self._functions)
+
+    def __repr__(self):
+        return f"<tools {self._name}: {', '.join(sorted(self._functions))}>"
+
+
+class _Tools:
+    """The catalog and its tools as functions.
+
+    `forge.tools()` lists every tool this run may call and `forge.tools("query")` searches them;
+    `forge.tools.fs.read_text_file(path="a.txt")` calls the tool `fs.read_text_file` (keyword
+    arguments, or one dict, are its input). A tool's function path comes from the host:
+    characters that cannot be in an identifier become `_`, a leading digit gets a `_` before it,
+    and a keyword or a reserved name (`call`, `list`, `search`, `describe`) a `_` after it.
+    """
+
+    def __call__(self, query=None, limit=50):
+        found = _catalog.list_tools() if query is None else _catalog.search_tools(str(query), int(limit))
+        return [_tool_info(info) for info in found]
+
+    def _bindings(self):
+        run = _runtime.current
+        bound = getattr(run, "tool_bindings", None)
+        if bound is None:
+            bound = {}
+            for info in _catalog.list_tools():
+                path = list(info.function_path)
+                function = _tool_function(info.name, info.description)
+                if len(path) == 1:
+                    bound[path[0]] = function
+                elif len(path) == 2:
+                    namespace = bound.setdefault(path[0], {})
+                    if isinstance(namespace, dict):
+                        namespace[path[1]] = function
+            bound = {k: _Namespace(k, v) if isinstance(v, dict) else v for k, v in bound.items()}
+            run.tool_bindings = bound
+        return bound
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        try:
+            return self._bindings()[attr]
+        except KeyError:
+            raise AttributeError(f"the catalog has no tool or namespace `{attr}`") from None
+
+    def __dir__(self):
+        return sorted(self._bindings())
+
+
+tools = _Tools()
 
 
 class _State:

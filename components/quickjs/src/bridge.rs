@@ -72,6 +72,7 @@ fn tool_json(info: &catalog::ToolInfo) -> serde_json::Value {
         "description": info.description,
         "effect": effect,
         "inputSchema": info.input_schema,
+        "functionPath": info.function_path,
     })
 }
 

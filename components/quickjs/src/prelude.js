@@ -58,9 +58,10 @@
     description: t.description,
     effect: t.effect,
     inputSchema: JSON.parse(t.inputSchema),
+    functionPath: t.functionPath,
   });
 
-  const tools = Object.freeze({
+  const members = Object.freeze({
     call,
     list: () => {
       try {
@@ -85,6 +86,48 @@
         return Promise.reject(e);
       }
     },
+  });
+
+  // Every tool is also a function: `tools.echo(input)`, `tools.fs.read_text_file(input)`. The
+  // host gives each tool its function path (its namespace and name as identifiers), so every
+  // engine maps names alike; the catalog is read once, at the first such use.
+  let bound;
+  const bindings = () => {
+    if (bound === undefined) {
+      const tree = Object.create(null);
+      for (const t of JSON.parse(host.catalogList())) {
+        const path = t.functionPath;
+        const name = t.name;
+        const fn = { [path[path.length - 1]]: (input) => call(name, input) }[path[path.length - 1]];
+        if (path.length === 1) {
+          if (!(path[0] in tree)) tree[path[0]] = fn;
+        } else if (path.length === 2) {
+          if (!(path[0] in tree)) tree[path[0]] = Object.create(null);
+          if (typeof tree[path[0]] === "object") tree[path[0]][path[1]] = fn;
+        }
+      }
+      for (const key of Object.keys(tree)) {
+        if (typeof tree[key] === "object") Object.freeze(tree[key]);
+      }
+      bound = Object.freeze(tree);
+    }
+    return bound;
+  };
+  const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
+  const tools = new Proxy(Object.create(null), {
+    get: (_, key) => {
+      if (own(members, key)) return members[key];
+      return typeof key === "string" ? bindings()[key] : undefined;
+    },
+    has: (_, key) => own(members, key) || (typeof key === "string" && key in bindings()),
+    ownKeys: () => [...Object.keys(members), ...Object.keys(bindings())],
+    getOwnPropertyDescriptor: (_, key) => {
+      const value = own(members, key) ? members[key] : typeof key === "string" ? bindings()[key] : undefined;
+      return value === undefined ? undefined : { value, writable: false, enumerable: true, configurable: true };
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
   });
 
   const checkKey = (key) => {

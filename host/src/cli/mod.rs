@@ -17,6 +17,7 @@ mod progress;
 mod rerun;
 mod run;
 mod state;
+mod tools;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -74,6 +75,8 @@ enum Command {
     /// Engines: list them, check that they load and run, add one.
     #[command(subcommand)]
     Engines(engines::EnginesCommand),
+    /// The tools a script may call, as TypeScript declarations, Python stubs or JSON.
+    Tools(tools::ToolsArgs),
     /// Engines with their hashes and a probe run of each, and where data and caches are.
     Status {
         /// One JSON object
@@ -102,6 +105,7 @@ pub fn main() -> ExitCode {
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
             Command::Engines(command) => engines::run(&cli.data, command).await,
+            Command::Tools(args) => tools::run(args),
             Command::Status { json } => engines::status(&cli.data, json).await,
         }
     });

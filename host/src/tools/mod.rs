@@ -2,8 +2,10 @@
 //! [`ToolRegistry`] the catalog is read from, the built-in tools, and the dispatcher that runs a
 //! script's nested calls concurrently under the execution's limits.
 
+pub mod binding;
 mod builtin;
 mod call_log;
+pub mod declare;
 mod dispatch;
 pub mod workspace;
 
@@ -80,6 +82,11 @@ pub trait Tool: Send + Sync + 'static {
         let _ = input;
         Vec::new()
     }
+
+    /// The JSON schema of its responses, when it has one (MCP's `outputSchema`).
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
 }
 
 /// The tools of an execution, by name.
@@ -111,6 +118,11 @@ impl ToolRegistry {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
+        self.tools.values().map(|tool| tool.as_ref())
     }
 
     /// Every tool's entry, sorted by name.

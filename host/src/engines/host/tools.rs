@@ -4,6 +4,7 @@
 use wasmtime::component::HasData;
 
 use crate::engines::bindings::{catalog, tools, types};
+use crate::tools::binding::function_path;
 use crate::tools::{Effect, ToolCalls, ToolError, ToolInfo};
 
 /// `HasData` marker: the imports see only the execution's [`ToolCalls`].
@@ -65,6 +66,7 @@ fn wit_tool(info: &ToolInfo) -> catalog::ToolInfo {
         description: info.description.clone(),
         input_schema: info.input_schema.to_string(),
         effect: wit_effect(info.effect),
+        function_path: function_path(&info.name),
     }
 }
 

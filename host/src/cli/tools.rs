@@ -1,0 +1,47 @@
+//! `forge-host tools`: the catalog a script would see, as TypeScript declarations, Python stubs
+//! or JSON: what an agent puts in a model's context.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use forge_host::error::Error;
+use forge_host::tools::{ToolRegistry, declare, workspace};
+
+/// Arguments of `forge-host tools`.
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// ts: TypeScript declarations of `tools`; py: Python stubs of `forge.tools`; json
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Include the workspace tools, as `run --workspace DIR` would
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// How the catalog is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// TypeScript declarations
+    Ts,
+    /// Python stubs
+    Py,
+    /// JSON
+    Json,
+}
+
+/// Runs `forge-host tools`.
+pub fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
+    let mut registry = ToolRegistry::with_builtins();
+    if let Some(dir) = &args.workspace {
+        workspace::register(&mut registry, dir)
+            .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
+    }
+    let text = match args.format {
+        Format::Ts => declare::typescript(&registry),
+        Format::Py => declare::python(&registry),
+        Format::Json => format!("{:#}\n", declare::json(&registry)),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
