@@ -95,3 +95,50 @@ fn the_catalog_prints_as_typescript_python_and_json() {
         .collect();
     assert_eq!(names, ["echo", "fail", "sleep"]);
 }
+
+#[test]
+fn the_typescript_declarations_type_check_strictly() {
+    let tsc = crate::util::repo().join("tests/peers/node_modules/.bin/tsc");
+    assert!(
+        tsc.exists(),
+        "TypeScript is one of the test peers `cargo xtask test` installs in tests/peers"
+    );
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let declared = sandbox.forge(&args!["tools", "--format", "ts", "--workspace", &ws]);
+    let dts = sandbox.script("tools.d.ts", &declared.stdout());
+    let good = sandbox.script(
+        "good.ts",
+        "export async function main(): Promise<unknown[]> {\n\
+         return [await tools.workspace.read({ path: \"a.txt\" }), await tools.echo({ a: 1 }),\n\
+         await tools.sleep({ ms: 1 }), await tools.workspace.list(), await tools.call(\"echo\", 1)];\n}\n",
+    );
+    let bad = sandbox.script(
+        "bad.ts",
+        "export async function main(): Promise<unknown[]> {\n\
+         return [await tools.workspace.read({}), await tools.sleep({ ms: \"soon\" })];\n}\n",
+    );
+    let check = |file: &std::path::Path| {
+        std::process::Command::new(&tsc)
+            .args(["--noEmit", "--strict", "--lib", "es2022", "--types", ""])
+            .arg(&dts)
+            .arg(file)
+            .current_dir(sandbox.dir.path())
+            .output()
+            .expect("run tsc")
+    };
+    let passed = check(&good);
+    assert!(
+        passed.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&passed.stdout),
+        String::from_utf8_lossy(&passed.stderr)
+    );
+    let failed = check(&bad);
+    let said = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        !failed.status.success(),
+        "the declarations catch wrong inputs: {said}"
+    );
+    assert_eq!(said.matches("error TS").count(), 2, "{said}");
+}

@@ -119,6 +119,7 @@ fn main() -> ExitCode {
         },
         Some("test") => build(Profiles::All).and_then(|()| {
             lint()?;
+            setup::test_peers()?;
             python::build_science_testkit()?;
             // Compiles every engine into the cache once (python-science: ~17 s), instead of in
             // each of the tests that start at the same moment.

@@ -104,3 +104,22 @@ pub fn setup() -> Result {
     wasi_sysroot()?;
     Ok(())
 }
+
+/// The real peers the tests drive (`tests/peers/package.json`: MCP servers, the MCP conformance
+/// suite, TypeScript), installed with `npm ci` from the lock, and again only when the lock
+/// changes: a second run, and a run offline, does nothing.
+pub fn test_peers() -> Result {
+    let dir = workspace_root().join("tests/peers");
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .map_err(|e| format!("tests/peers/package-lock.json: {e}"))?;
+    let wanted = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&lock));
+    let stamp = dir.join("node_modules/.forge-lock-sha256");
+    if std::fs::read_to_string(&stamp).is_ok_and(|found| found.trim() == wanted) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing the test peers in tests/peers (npm ci)");
+    run(Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(&dir))?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))
+}

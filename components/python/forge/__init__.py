@@ -181,7 +181,8 @@ class _Tools:
     `forge.tools.fs.read_text_file(path="a.txt")` calls the tool `fs.read_text_file` (keyword
     arguments, or one dict, are its input). A tool's function path comes from the host:
     characters that cannot be in an identifier become `_`, a leading digit gets a `_` before it,
-    and a keyword or a reserved name (`call`, `list`, `search`, `describe`) a `_` after it.
+    a keyword a `_` after it, and so does a namespace named `call`, `list`, `search` or
+    `describe`.
     """
 
     def __call__(self, query=None, limit=50):

@@ -5,20 +5,18 @@
 //! - a character that cannot be in an identifier becomes `_` (`my-server.list-items` is
 //!   `my_server.list_items`; further dots too: `a.b.c` is `a.b_c`);
 //! - a part that starts with a digit gets a leading `_`;
-//! - a part that is a keyword of JavaScript or Python, or a member the `tools` object already has
-//!   (`call`, `list`, `search`, `describe`), gets a trailing `_`.
+//! - a part that is a keyword of JavaScript or Python gets a trailing `_`, and so does a
+//!   namespace or top-level function named like a member the `tools` object already has (`call`,
+//!   `list`, `search`, `describe`): `workspace.list` stays `tools.workspace.list`.
 //!
 //! The host computes this once and hands it to every engine with the catalog
 //! (`tool-info.function-path`), and the declarations of `forge-host tools` use the same path.
 
-/// Words that cannot be a function's or namespace's name in some language, or that the `tools`
-/// object (JavaScript) and `forge.tools` (Python) already use.
+/// The members of `tools` / `forge.tools`: no namespace or top-level function may take them.
+const MEMBERS: &[&str] = &["call", "list", "search", "describe"];
+
+/// Words that cannot be a function's or namespace's name in some language.
 const RESERVED: &[&str] = &[
-    // The members of `tools` / `forge.tools`.
-    "call",
-    "list",
-    "search",
-    "describe",
     // JavaScript reserved words.
     "break",
     "case",
@@ -97,8 +95,8 @@ const RESERVED: &[&str] = &[
     "hasOwnProperty",
 ];
 
-/// One part of a tool name as an identifier.
-fn identifier(part: &str) -> String {
+/// One part of a tool name as an identifier; `top` for the part right below `tools`.
+fn identifier(part: &str, top: bool) -> String {
     let mut id: String = part
         .chars()
         .map(|c| {
@@ -112,7 +110,7 @@ fn identifier(part: &str) -> String {
     if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
         id.insert(0, '_');
     }
-    if RESERVED.contains(&id.as_str()) {
+    if RESERVED.contains(&id.as_str()) || (top && MEMBERS.contains(&id.as_str())) {
         id.push('_');
     }
     id
@@ -121,8 +119,8 @@ fn identifier(part: &str) -> String {
 /// The function path of the tool `name`: `[function]` or `[namespace, function]`.
 pub fn function_path(name: &str) -> Vec<String> {
     match name.split_once('.') {
-        Some((namespace, rest)) => vec![identifier(namespace), identifier(rest)],
-        None => vec![identifier(name)],
+        Some((namespace, rest)) => vec![identifier(namespace, true), identifier(rest, false)],
+        None => vec![identifier(name, true)],
     }
 }
 
@@ -139,6 +137,8 @@ mod tests {
             ("a.b.c", vec!["a", "b_c"]),
             ("workspace.delete", vec!["workspace", "delete"]),
             ("list", vec!["list_"]),
+            ("workspace.list", vec!["workspace", "list"]),
+            ("call.x", vec!["call_", "x"]),
             ("py.import", vec!["py", "import_"]),
             ("3d.render", vec!["_3d", "render"]),
             ("x.", vec!["x", "_"]),
