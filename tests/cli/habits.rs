@@ -3,9 +3,9 @@
 //! pipe, and exit 1 (not 2) for a failure inside forge-host.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use crate::util::{NO_ARGS, Sandbox};
+use crate::util::{NO_ARGS, Sandbox, args};
 
 #[test]
 fn a_script_from_stdin_runs_in_the_language_named() {
@@ -128,16 +128,8 @@ fn the_progress_bar_is_cleared_before_the_result_is_printed() {
         "steps.js",
         "for (let i = 1; i <= 5; i++) progress('step', i, 5); return 'done';",
     );
-    // `script` gives forge-host a terminal, so it draws its bar.
-    let command = format!(
-        "{} run {} --data-dir {}",
-        env!("CARGO_BIN_EXE_forge-host"),
-        script.display(),
-        sandbox.data_dir().display()
-    );
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(sandbox.dir.path())
+    let output = sandbox
+        .on_terminal(&args!["run", &script])
         .output()
         .expect("run `script` (util-linux)");
     let screen = String::from_utf8_lossy(&output.stdout);

@@ -153,6 +153,25 @@ impl Sandbox {
     }
 
     /// `forge-host run SCRIPT --json ARGS` for a script in `lang` given as source.
+    /// `forge-host ARGS` (with this sandbox's data directory) on a terminal of its own: `script`
+    /// (util-linux) runs it on a pty, so it draws what it draws for a person and reads what is
+    /// typed on the command's stdin.
+    pub fn on_terminal(&self, args: &[impl AsRef<OsStr>]) -> Command {
+        let quote = |arg: &OsStr| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''"));
+        let mut line = quote(OsStr::new(env!("CARGO_BIN_EXE_forge-host")));
+        for arg in args {
+            line.push(' ');
+            line.push_str(&quote(arg.as_ref()));
+        }
+        line.push_str(" --data-dir ");
+        line.push_str(&quote(self.data_dir().as_os_str()));
+        let mut command = Command::new("script");
+        command
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(self.dir.path());
+        command
+    }
+
     pub fn run_script(&self, lang: Lang, source: &str, args: &[impl AsRef<OsStr>]) -> Run {
         let script = self.script(lang.script_name(), source);
         let mut all = args!["run", &script, "--json"].to_vec();

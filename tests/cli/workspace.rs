@@ -234,17 +234,9 @@ fn ask_on_a_terminal_puts_the_call_to_the_person() {
             "ask.js",
             "return await tools.call('workspace.write', {path: 'asked.txt', content: 'ok'})",
         );
-        // `script` gives forge-host a terminal; the answer is typed on it.
-        let command = format!(
-            "{} run {} --workspace {} --ask --data-dir {}",
-            env!("CARGO_BIN_EXE_forge-host"),
-            script.display(),
-            ws.display(),
-            sandbox.data_dir().display()
-        );
-        let mut child = std::process::Command::new("script")
-            .args(["-qec", &command, "/dev/null"])
-            .current_dir(sandbox.dir.path())
+        // The answer is typed on the terminal forge-host asks on.
+        let mut child = sandbox
+            .on_terminal(&args!["run", &script, "--workspace", &ws, "--ask"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
