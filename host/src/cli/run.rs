@@ -112,9 +112,9 @@ impl Lang {
 }
 
 /// The tools a run may call: the built-in ones, and the workspace's with `--workspace`.
-fn tools(args: &RunArgs) -> Result<ToolRegistry, Error> {
+pub(super) fn tools(workspace: Option<&std::path::Path>) -> Result<ToolRegistry, Error> {
     let mut tools = ToolRegistry::with_builtins();
-    if let Some(dir) = &args.workspace {
+    if let Some(dir) = workspace {
         workspace::register(&mut tools, dir)
             .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
     }
@@ -133,7 +133,7 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
     let outcome = async {
         let request = request(&args)?;
         let kernel = Kernel::builder(data.resolve()?)
-            .tools(tools(&args)?)
+            .tools(tools(args.workspace.as_deref())?)
             .build()
             .await?;
         execute(&kernel, request, args.json).await

@@ -5,8 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use forge_host::error::Error;
-use forge_host::tools::{ToolRegistry, declare, workspace};
+use forge_host::tools::declare;
 
 /// Arguments of `forge-host tools`.
 #[derive(Debug, clap::Args)]
@@ -32,11 +31,7 @@ pub enum Format {
 
 /// Runs `forge-host tools`.
 pub fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
-    let mut registry = ToolRegistry::with_builtins();
-    if let Some(dir) = &args.workspace {
-        workspace::register(&mut registry, dir)
-            .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
-    }
+    let registry = super::run::tools(args.workspace.as_deref())?;
     let text = match args.format {
         Format::Ts => declare::typescript(&registry),
         Format::Py => declare::python(&registry),
