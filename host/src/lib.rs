@@ -3,12 +3,14 @@
 //! A tour, in the order data flows (ARCHITECTURE.md draws the layers). The `forge-host` command
 //! line is the binary's own (`src/cli/`, the only place that uses `anyhow` and clap) and uses
 //! nothing but this library's public API.
+//! - [`mcp_server`]: forge-host as an MCP server over one warm kernel (SPEC §13).
 //! - [`kernel`]: one execution's lifecycle and verdict (SPEC §4).
 //! - [`engines`]: the `wit/` bindings, the wasmtime runtimes, and the registry that verifies,
 //!   compiles and caches engine components.
 //! - [`limits`]: every limit with its default and load-time validation (SPEC §5), and the
 //!   memory limiter.
-//! - [`tools`], [`permissions`]: nested tool calls and the gate in front of them (SPEC §8).
+//! - [`tools`], [`permissions`]: nested tool calls, their sources (built-in, workspace, MCP
+//!   servers) and the gate in front of them (SPEC §8).
 //! - [`state`]: session state with revisions and checked commits (SPEC §6).
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
@@ -35,6 +37,7 @@ pub mod files;
 pub mod journal;
 pub mod kernel;
 pub mod limits;
+pub mod mcp_server;
 pub mod output;
 pub mod permissions;
 pub mod primitives;

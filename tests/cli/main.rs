@@ -5,6 +5,8 @@ mod cases;
 mod engines;
 mod habits;
 mod journal;
+mod mcp_server;
+mod mcp_tools;
 mod python;
 mod run;
 mod science;

@@ -105,21 +105,55 @@ pub fn setup() -> Result {
     Ok(())
 }
 
-/// The real peers the tests drive (`tests/peers/package.json`: MCP servers, the MCP conformance
-/// suite, TypeScript), installed with `npm ci` from the lock, and again only when the lock
-/// changes: a second run, and a run offline, does nothing.
+/// The real peers the tests drive, each installed only when its pin file changed (a second run,
+/// and a run offline, does nothing):
+/// - `tests/peers/package.json` (MCP servers, the MCP conformance suite with the Node it needs,
+///   TypeScript): `npm ci` from the lock;
+/// - `tests/peers/requirements.txt` (the official Python MCP SDK): a venv in
+///   `target/test-peers-venv`, installed with `--require-hashes`.
 pub fn test_peers() -> Result {
     let dir = workspace_root().join("tests/peers");
-    let lock = std::fs::read(dir.join("package-lock.json"))
-        .map_err(|e| format!("tests/peers/package-lock.json: {e}"))?;
-    let wanted = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&lock));
+    let stamped = |pins: &std::path::Path, stamp: &std::path::Path| -> Result<Option<String>> {
+        let bytes = std::fs::read(pins).map_err(|e| format!("{}: {e}", pins.display()))?;
+        let wanted = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        let current = std::fs::read_to_string(stamp).is_ok_and(|found| found.trim() == wanted);
+        Ok((!current).then_some(wanted))
+    };
     let stamp = dir.join("node_modules/.forge-lock-sha256");
-    if std::fs::read_to_string(&stamp).is_ok_and(|found| found.trim() == wanted) {
-        return Ok(());
+    if let Some(wanted) = stamped(&dir.join("package-lock.json"), &stamp)? {
+        eprintln!("xtask: installing the test peers in tests/peers (npm ci)");
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir))?;
+        std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
-    eprintln!("xtask: installing the test peers in tests/peers (npm ci)");
-    run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir))?;
-    std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))
+    let venv = test_peers_venv();
+    let requirements = dir.join("requirements.txt");
+    let stamp = venv.join(".forge-requirements-sha256");
+    if let Some(wanted) = stamped(&requirements, &stamp)? {
+        eprintln!(
+            "xtask: installing the Python MCP SDK in {} (pip --require-hashes)",
+            venv.display()
+        );
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        run(Command::new(&python)
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv))?;
+        run(Command::new(venv.join("bin/pip"))
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--require-hashes",
+                "-r",
+            ])
+            .arg(&requirements))?;
+        std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    }
+    Ok(())
+}
+
+/// The venv holding the Python MCP SDK (the tests find it here too).
+pub fn test_peers_venv() -> PathBuf {
+    workspace_root().join("target/test-peers-venv")
 }

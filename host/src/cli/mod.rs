@@ -13,10 +13,12 @@ mod engines;
 mod journal;
 mod limit_flags;
 mod logs;
+mod mcp;
 mod progress;
 mod rerun;
 mod run;
 mod state;
+mod tool_sources;
 mod tools;
 
 use std::io::Write;
@@ -77,6 +79,9 @@ enum Command {
     Engines(engines::EnginesCommand),
     /// The tools a script may call, as TypeScript declarations, Python stubs or JSON.
     Tools(tools::ToolsArgs),
+    /// Serve MCP (stdio, or Streamable HTTP with --http): run_javascript, run_python,
+    /// search_tools, get_run.
+    Mcp(Box<mcp::McpArgs>),
     /// Engines with their hashes and a probe run of each, and where data and caches are.
     Status {
         /// One JSON object
@@ -105,7 +110,8 @@ pub fn main() -> ExitCode {
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
             Command::Engines(command) => engines::run(&cli.data, command).await,
-            Command::Tools(args) => tools::run(args),
+            Command::Tools(args) => tools::run(args).await,
+            Command::Mcp(args) => mcp::run(&cli.data, *args).await,
             Command::Status { json } => engines::status(&cli.data, json).await,
         }
     });

@@ -9,11 +9,11 @@ use serde_json::json;
 use super::DataDirArgs;
 use super::limit_flags::LimitFlags;
 use super::progress::Printer;
+use super::tool_sources::ToolSourceArgs;
 use forge_host::error::{Error, ErrorCode};
 use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
 use forge_host::permissions::Policy;
 use forge_host::primitives::sha256_hex;
-use forge_host::tools::{ToolRegistry, workspace};
 
 /// Arguments of `forge-host run`.
 #[derive(Debug, clap::Args)]
@@ -66,10 +66,8 @@ pub struct RunArgs {
     /// Session whose shared state the script reads and writes [default: one per working directory]
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
-    /// Adds the workspace tools (workspace.read, .list, .search: read; .write, .delete: write),
-    /// rooted at DIR; no path leads out of it
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: ToolSourceArgs,
     /// Tools whose name matches GLOB run, whatever their effect (`*` any characters, `?` one);
     /// repeatable
     #[arg(long = "allow", value_name = "GLOB")]
@@ -111,16 +109,6 @@ impl Lang {
     }
 }
 
-/// The tools a run may call: the built-in ones, and the workspace's with `--workspace`.
-pub(super) fn tools(workspace: Option<&std::path::Path>) -> Result<ToolRegistry, Error> {
-    let mut tools = ToolRegistry::with_builtins();
-    if let Some(dir) = workspace {
-        workspace::register(&mut tools, dir)
-            .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
-    }
-    Ok(tools)
-}
-
 /// The session of runs that name none: one per working directory.
 pub fn default_session() -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -132,11 +120,18 @@ pub fn default_session() -> String {
 pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
         let request = request(&args)?;
+        let sources = args
+            .sources
+            .connect(request.limits.max_call_response_bytes)
+            .await?;
         let kernel = Kernel::builder(data.resolve()?)
-            .tools(tools(args.workspace.as_deref())?)
+            .tools(sources.registry.clone())
             .build()
             .await?;
-        execute(&kernel, request, args.json).await
+        let report = execute(&kernel, request, args.json).await;
+        // The servers end here, before the report is printed.
+        drop(sources);
+        report
     }
     .await;
     report_outcome(outcome, args.json)

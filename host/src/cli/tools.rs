@@ -2,9 +2,10 @@
 //! or JSON: what an agent puts in a model's context.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::tool_sources::ToolSourceArgs;
+use forge_host::limits::Limits;
 use forge_host::tools::declare;
 
 /// Arguments of `forge-host tools`.
@@ -13,9 +14,8 @@ pub struct ToolsArgs {
     /// ts: TypeScript declarations of `tools`; py: Python stubs of `forge.tools`; json
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
-    /// Include the workspace tools, as `run --workspace DIR` would
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: ToolSourceArgs,
 }
 
 /// How the catalog is printed.
@@ -30,12 +30,16 @@ pub enum Format {
 }
 
 /// Runs `forge-host tools`.
-pub fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
-    let registry = super::run::tools(args.workspace.as_deref())?;
+pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
+    let sources = args
+        .sources
+        .connect(Limits::default().max_call_response_bytes)
+        .await?;
+    let registry = &sources.registry;
     let text = match args.format {
-        Format::Ts => declare::typescript(&registry),
-        Format::Py => declare::python(&registry),
-        Format::Json => format!("{:#}\n", declare::json(&registry)),
+        Format::Ts => declare::typescript(registry),
+        Format::Py => declare::python(registry),
+        Format::Json => format!("{:#}\n", declare::json(registry)),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)

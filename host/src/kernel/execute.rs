@@ -2,6 +2,7 @@
 //! the deadline, then [`settle`](super::settle) how it ended, and close its journal record.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::facts::{Facts, advance};
@@ -113,6 +114,11 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
 
     advance(&mut life, ExecutionState::Preparing);
     let log = TaskLog::new(kernel.data_dir.log_path(&id), request.limits.max_log_bytes);
+    // What tool servers print while this execution runs goes to its log too.
+    let _server_lines = kernel.tools.server_logs().subscribe({
+        let log = log.clone();
+        Arc::new(move |line: &[u8]| log.append(line))
+    });
     let facts = Facts {
         id: &id,
         entry,

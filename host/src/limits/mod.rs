@@ -104,6 +104,15 @@ declare_limits! {
         range: MIN_MEMORY_BYTES => MAX_MEMORY_BYTES,
         help: "Memory cap of the instance (64MiB, 1GiB)",
     }
+    /// Wall clock of one nested tool call, in milliseconds; past it the call is cancelled (an MCP
+    /// server is sent `notifications/cancelled`) and fails. `None`: the run's remaining time.
+    tool_timeout_ms: Option<u64> {
+        flag: "tool-timeout",
+        kind: OptionalDuration,
+        default: None,
+        range: 1 => 24 * 3600 * 1000,
+        help: "Wall-clock limit of one tool call; it is cancelled and fails with TOOL_FAILED [default: the run's remaining time]",
+    }
     /// Nested tool calls one execution may begin.
     max_tool_calls: u32 {
         flag: "max-tool-calls",

@@ -20,13 +20,15 @@ pub enum LimitKind {
     Count,
     /// A count that may be off (no value).
     OptionalCount,
+    /// A duration that may be off (no value), kept in milliseconds.
+    OptionalDuration,
 }
 
 impl LimitKind {
     /// What `--help` shows as the flag's value name.
     pub const fn value_name(self) -> &'static str {
         match self {
-            LimitKind::Duration => "DURATION",
+            LimitKind::Duration | LimitKind::OptionalDuration => "DURATION",
             LimitKind::Bytes => "SIZE",
             LimitKind::Count | LimitKind::OptionalCount => "N",
         }
@@ -48,7 +50,9 @@ impl LimitValue {
         match self {
             LimitValue::Off => "off".into(),
             LimitValue::Number(n) => match kind {
-                LimitKind::Duration => format_duration(Duration::from_millis(n)),
+                LimitKind::Duration | LimitKind::OptionalDuration => {
+                    format_duration(Duration::from_millis(n))
+                }
                 LimitKind::Bytes => format_size(n),
                 LimitKind::Count | LimitKind::OptionalCount => n.to_string(),
             },
@@ -171,7 +175,7 @@ impl LimitSpec {
     /// Parses a value as typed on the command line.
     pub fn parse(&self, text: &str) -> Result<LimitValue, String> {
         let number = match self.kind {
-            LimitKind::Duration => parse_duration(text)?
+            LimitKind::Duration | LimitKind::OptionalDuration => parse_duration(text)?
                 .as_millis()
                 .try_into()
                 .unwrap_or(u64::MAX),
@@ -188,16 +192,21 @@ impl LimitSpec {
     /// duration), the text a flag takes, or `null` for a limit that can be off.
     pub fn from_json(&self, value: &Value) -> Result<LimitValue, String> {
         match (value, self.kind) {
-            (Value::Null, LimitKind::OptionalCount) => Ok(LimitValue::Off),
+            (Value::Null, LimitKind::OptionalCount | LimitKind::OptionalDuration) => {
+                Ok(LimitValue::Off)
+            }
             (Value::Number(n), _) => n
                 .as_u64()
                 .map(LimitValue::Number)
                 .ok_or_else(|| format!("{n} is not a whole, non-negative number")),
-            (Value::String(text), LimitKind::Duration | LimitKind::Bytes) => self.parse(text),
+            (
+                Value::String(text),
+                LimitKind::Duration | LimitKind::OptionalDuration | LimitKind::Bytes,
+            ) => self.parse(text),
             (other, kind) => Err(format!(
                 "{other} is not a {}",
                 match kind {
-                    LimitKind::Duration => "duration",
+                    LimitKind::Duration | LimitKind::OptionalDuration => "duration",
                     LimitKind::Bytes => "size",
                     LimitKind::Count | LimitKind::OptionalCount => "count",
                 }

@@ -50,6 +50,11 @@ impl TaskLog {
         }
     }
 
+    /// Appends `bytes` that did not come from the guest (a tool server's stderr line).
+    pub fn append(&self, bytes: &[u8]) {
+        self.write(bytes);
+    }
+
     fn write(&self, bytes: &[u8]) {
         let Ok(mut guard) = self.inner.lock() else {
             return;

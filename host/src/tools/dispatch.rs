@@ -47,6 +47,7 @@ pub struct ToolCalls {
     max_calls: u32,
     max_input_bytes: u64,
     max_response_bytes: u64,
+    tool_timeout: Option<Duration>,
     permits: Arc<Semaphore>,
     /// Puts calls the policy would deny to a person (`--ask`), one question at a time.
     asker: Option<(Asker, Arc<tokio::sync::Mutex<()>>)>,
@@ -71,6 +72,7 @@ impl ToolCalls {
             max_calls: limits.max_tool_calls,
             max_input_bytes: limits.max_call_input_bytes,
             max_response_bytes: limits.max_call_response_bytes,
+            tool_timeout: limits.tool_timeout_ms.map(Duration::from_millis),
             permits: Arc::new(Semaphore::new(limits.max_concurrency as usize)),
             asker: None,
             running: JoinSet::new(),
@@ -247,6 +249,7 @@ impl ToolCalls {
         let permit = self.permits.clone().try_acquire_owned().ok();
         let permits = self.permits.clone();
         let max_response = self.max_response_bytes;
+        let tool_timeout = self.tool_timeout;
         Box::pin(async move {
             let begun = Instant::now();
             let mut decision = None;
@@ -274,7 +277,20 @@ impl ToolCalls {
                 None => permits.acquire_owned().await.ok(),
             };
             let name = tool.info().name.clone();
-            let outcome = tool.call(input).await.and_then(|value| {
+            let called = tool.call(input);
+            let answered = match tool_timeout {
+                // Dropping the call's future cancels it (an MCP server is told so).
+                Some(limit) => tokio::time::timeout(limit, called)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(ToolError::failed(format!(
+                            "`{name}` took longer than --tool-timeout {}; it was cancelled",
+                            crate::limits::format_duration(limit)
+                        )))
+                    }),
+                None => called.await,
+            };
+            let outcome = answered.and_then(|value| {
                 let text = value.to_string();
                 if text.len() as u64 > max_response {
                     return Err(ToolError {

@@ -7,6 +7,8 @@ mod builtin;
 mod call_log;
 pub mod declare;
 mod dispatch;
+pub mod mcp;
+mod server_log;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -20,6 +22,7 @@ use serde_json::Value;
 pub use builtin::{EchoTool, FailTool, SleepTool};
 pub use call_log::CallLog;
 pub use dispatch::{Completion, ToolCalls};
+pub use server_log::{LineSink, ServerLogs, Subscription};
 
 use crate::error::ErrorCode;
 pub use crate::permissions::Effect;
@@ -93,6 +96,7 @@ pub trait Tool: Send + Sync + 'static {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    logs: ServerLogs,
 }
 
 impl ToolRegistry {
@@ -113,6 +117,11 @@ impl ToolRegistry {
     /// Adds `tool`, replacing any tool of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.info().name.clone(), tool);
+    }
+
+    /// Where tool sources (MCP servers) print; each execution subscribes its task log.
+    pub fn server_logs(&self) -> &ServerLogs {
+        &self.logs
     }
 
     /// The tool called `name`.

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The layers, top to bottom. A module may import modules of its own layer or of lower ones.
-const LAYERS: [&[&str]; 4] = [
+const LAYERS: [&[&str]; 5] = [
     &["cli"],
+    &["mcp_server"],
     &["kernel"],
     &["engines", "tools", "state", "output", "files", "journal"],
     &["limits", "permissions", "error", "datadir", "primitives"],

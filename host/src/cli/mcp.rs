@@ -1,0 +1,126 @@
+//! `forge-host mcp`: serves MCP (stdio, or Streamable HTTP with `--http`), so that an agent runs
+//! scripts through `run_javascript` and `run_python`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::DataDirArgs;
+use super::limit_flags::LimitFlags;
+use super::tool_sources::ToolSourceArgs;
+use forge_host::kernel::Kernel;
+use forge_host::mcp_server::{ForgeMcp, ServerOptions, serve_http, serve_stdio};
+use forge_host::permissions::Policy;
+
+/// Arguments of `forge-host mcp`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The limit flags are ceilings: a client's timeout_ms and memory_mb are \
+lowered to them, and the report says so under `clamped`.\n\nExamples:\n  forge-host mcp\n  \
+forge-host mcp --http 127.0.0.1:8808 --max-runs 4\n  \
+forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' --allow-write\n\n\
+In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}"
+)]
+pub struct McpArgs {
+    /// Serve Streamable HTTP at http://ADDRESS/mcp instead of stdio (loopback unless told:
+    /// 127.0.0.1:8808; port 0 picks a free one)
+    #[arg(long, value_name = "ADDRESS")]
+    pub http: Option<SocketAddr>,
+    /// Runs at once; more calls queue [default: the number of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_runs: Option<u32>,
+    /// Session of calls that name none
+    #[arg(long, value_name = "NAME", default_value = "mcp")]
+    pub session: String,
+    #[command(flatten)]
+    pub sources: ToolSourceArgs,
+    #[command(flatten)]
+    pub limits: LimitFlags,
+    /// Limits from a JSON file of flag names and values; flags typed on the command line
+    /// override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Tools whose name matches GLOB run, whatever their effect; repeatable
+    #[arg(long = "allow", value_name = "GLOB")]
+    pub allow: Vec<String>,
+    /// Tools whose name matches GLOB never run; wins over every allow; repeatable
+    #[arg(long = "deny", value_name = "GLOB")]
+    pub deny: Vec<String>,
+    /// Allow tools with the `write` effect
+    #[arg(long)]
+    pub allow_write: bool,
+    /// Allow tools with the `process` effect
+    #[arg(long)]
+    pub allow_process: bool,
+    /// Allow tools with the `external` effect
+    #[arg(long)]
+    pub allow_external: bool,
+}
+
+/// Runs `forge-host mcp` until the client goes (stdio) or a signal comes (HTTP).
+pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
+    let ceilings = args.limits.limits(args.config.as_deref())?;
+    forge_host::kernel::validate_session(&args.session)?;
+    let sources = args
+        .sources
+        .connect(ceilings.max_call_response_bytes)
+        .await?;
+    let kernel = Kernel::builder(data.resolve()?)
+        .tools(sources.registry.clone())
+        .build()
+        .await?;
+    let max_runs = args.max_runs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    let options = ServerOptions {
+        ceilings,
+        policy: Policy {
+            allow_write: args.allow_write,
+            allow_process: args.allow_process,
+            allow_external: args.allow_external,
+            allow: args.allow.clone(),
+            deny: args.deny.clone(),
+            ask: false,
+        },
+        max_runs,
+        default_session: args.session.clone(),
+    };
+    let server = ForgeMcp::new(kernel, sources.registry.clone(), options);
+    match args.http {
+        None => serve_stdio(server).await?,
+        Some(address) => {
+            let servers: Vec<&str> = sources.servers.names().collect();
+            let upstream = if servers.is_empty() {
+                String::new()
+            } else {
+                format!(", with the tools of {}", servers.join(", "))
+            };
+            serve_http(
+                server,
+                address,
+                |bound| eprintln!("forge-host mcp: serving http://{bound}/mcp{upstream}"),
+                shutdown_signal(),
+            )
+            .await?;
+        }
+    }
+    drop(sources);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves at Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,379 @@
+//! forge-host as an MCP server (SPEC §13): `run_javascript`, `run_python`, `search_tools` and
+//! `get_run`, over stdio or Streamable HTTP, with the official `rmcp` SDK. One warm [`Kernel`]
+//! serves every call, so a call costs what a library run costs; calls run concurrently up to
+//! `max_runs` and the rest queue.
+
+mod render;
+mod request;
+mod serve;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, Tool as McpTool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+pub use request::Clamp;
+pub use serve::{serve_http, serve_stdio};
+
+use crate::kernel::{CancelHandle, ExecutionRequest, Kernel};
+use crate::limits::Limits;
+use crate::output::Event;
+use crate::permissions::Policy;
+use crate::tools::{ToolRegistry, declare};
+use request::{GetRunArguments, RunArguments, SearchArguments};
+
+/// How the server runs scripts.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The server's limits: every run's, and the ceilings of what a client may ask.
+    pub ceilings: Limits,
+    /// Which tool effects and names scripts may use.
+    pub policy: Policy,
+    /// Runs at once; the rest queue.
+    pub max_runs: usize,
+    /// The session of calls that name none.
+    pub default_session: String,
+}
+
+/// Most matches `search_tools` returns.
+const MAX_SEARCH_RESULTS: usize = 25;
+
+struct Inner {
+    kernel: Kernel,
+    catalog: ToolRegistry,
+    options: ServerOptions,
+    runs: Semaphore,
+    tools: Vec<McpTool>,
+    /// Reports of the latest runs, by id, for `get_run` (the journal keeps no values or output).
+    recent: std::sync::Mutex<std::collections::VecDeque<(String, Value)>>,
+}
+
+/// Reports `get_run` can return whole.
+const RECENT_REPORTS: usize = 256;
+
+/// The MCP server; clones share one kernel (each HTTP session gets a clone).
+#[derive(Clone)]
+pub struct ForgeMcp {
+    inner: Arc<Inner>,
+}
+
+/// A script language served as a tool.
+#[derive(Debug, Clone, Copy)]
+enum Lang {
+    JavaScript,
+    Python,
+}
+
+impl ForgeMcp {
+    /// A server running scripts on `kernel`, whose tools are `catalog`.
+    pub fn new(kernel: Kernel, catalog: ToolRegistry, options: ServerOptions) -> Self {
+        let tools = tool_list(&catalog, &options.policy);
+        ForgeMcp {
+            inner: Arc::new(Inner {
+                kernel,
+                catalog,
+                runs: Semaphore::new(options.max_runs.max(1)),
+                options,
+                tools,
+                recent: Default::default(),
+            }),
+        }
+    }
+
+    async fn run(
+        &self,
+        lang: Lang,
+        arguments: RunArguments,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let inner = &self.inner;
+        let (limits, clamps) = request::limits(&inner.options.ceilings, &arguments);
+        let cancel = CancelHandle::new();
+        let filename = match lang {
+            Lang::JavaScript => "script.js",
+            Lang::Python => "script.py",
+        };
+        let request = ExecutionRequest {
+            limits,
+            policy: inner.options.policy.clone(),
+            session: arguments
+                .session
+                .clone()
+                .unwrap_or_else(|| inner.options.default_session.clone()),
+            inputs: arguments.inputs.clone(),
+            events: context
+                .meta
+                .get_progress_token()
+                .map(|token| progress_sink(token, context.peer.clone())),
+            cancel: Some(cancel.clone()),
+            ..ExecutionRequest::new(arguments.code, filename)
+        };
+        let _permit = tokio::select! {
+            permit = inner.runs.acquire() => permit.ok(),
+            () = context.ct.cancelled() => return render::cancelled_in_queue(),
+        };
+        let run = inner.kernel.run(request);
+        tokio::pin!(run);
+        let outcome = tokio::select! {
+            outcome = &mut run => outcome,
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                run.await
+            }
+        };
+        match outcome {
+            Ok(report) => {
+                let result = render::report(&report, &clamps);
+                if let (Ok(mut recent), Some(structured)) =
+                    (inner.recent.lock(), &result.structured_content)
+                {
+                    if recent.len() == RECENT_REPORTS {
+                        recent.pop_front();
+                    }
+                    recent.push_back((report.id.clone(), structured.clone()));
+                }
+                result
+            }
+            Err(error) => render::not_started(&error),
+        }
+    }
+
+    fn search(&self, arguments: SearchArguments) -> CallToolResult {
+        let words: Vec<String> = arguments
+            .query
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let mut scored: Vec<(usize, Value)> = declare::json(&self.inner.catalog)["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|tool| {
+                let text = format!(
+                    "{} {}",
+                    tool["name"].as_str().unwrap_or_default(),
+                    tool["description"].as_str().unwrap_or_default()
+                )
+                .to_lowercase();
+                let score = words.iter().filter(|w| text.contains(w.as_str())).count();
+                (score > 0 || words.is_empty()).then_some((score, tool))
+            })
+            .collect();
+        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        let total = scored.len();
+        let tools: Vec<Value> = scored
+            .into_iter()
+            .take(MAX_SEARCH_RESULTS)
+            .map(|(_, tool)| tool)
+            .collect();
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        let text = if names.is_empty() {
+            format!("no tool matches `{}`", arguments.query)
+        } else {
+            format!(
+                "{} of {total} matching tool(s): {}",
+                names.len(),
+                names.join(", ")
+            )
+        };
+        let mut result = CallToolResult::structured(json!({"tools": tools, "matches": total}));
+        result.content = vec![ContentBlock::text(text)];
+        result
+    }
+
+    fn get_run(&self, arguments: GetRunArguments) -> CallToolResult {
+        let journal = self.inner.kernel.journal();
+        let found = journal
+            .get(&arguments.id)
+            .and_then(|record| Ok((journal.calls(&record.id)?, record)));
+        match found {
+            Ok((calls, record)) => {
+                let recent = self.inner.recent.lock().ok().and_then(|recent| {
+                    recent
+                        .iter()
+                        .find(|(id, _)| *id == record.id)
+                        .map(|(_, report)| report.clone())
+                });
+                render::record(&record, &calls, recent.as_ref())
+            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        }
+    }
+}
+
+/// Passes a script's `progress()` to the client as `notifications/progress`, in order.
+fn progress_sink(
+    token: rmcp::model::ProgressToken,
+    peer: rmcp::service::Peer<RoleServer>,
+) -> crate::output::EventSink {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        let mut sent = 0.0_f64;
+        while let Some(event) = receiver.recv().await {
+            let Event::Progress {
+                message,
+                completed,
+                total,
+            } = event
+            else {
+                continue;
+            };
+            // MCP wants progress to grow: a value that does not is replaced by one more.
+            sent = match completed {
+                Some(done) if done > sent => done,
+                _ => sent + 1.0,
+            };
+            let mut param =
+                ProgressNotificationParam::new(token.clone(), sent).with_message(message);
+            if let Some(total) = total {
+                param = param.with_total(total);
+            }
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    });
+    Arc::new(move |event: Event| {
+        if matches!(event, Event::Progress { .. }) {
+            let _ = sender.send(event);
+        }
+    })
+}
+
+/// The server's tools; the run tools' descriptions carry the catalog a script can call.
+fn tool_list(catalog: &ToolRegistry, policy: &Policy) -> Vec<McpTool> {
+    // A run changes session state (never destructively: a commit is checked against what the
+    // run read); it reaches the open world only through tools the server's policy lets out.
+    let runs = ToolAnnotations::new()
+        .read_only(false)
+        .destructive(false)
+        .open_world(policy.allow_external);
+    let reads = ToolAnnotations::new().read_only(true).open_world(false);
+    let object = |value: Value| match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(serde_json::Map::new()),
+    };
+    let run_javascript = format!(
+        "Runs JavaScript (QuickJS, ES2023) in a sandbox with no network and hard limits, and returns \
+its report: status, value, error {{code, message}}, text, stdout, stderr, metrics, id. The script's \
+top level is an async function body: `return` its result. It calls tools as async functions \
+(`await tools.NAME(input)`; `tools.call(name, input)` also works), keeps shared state with \
+`state.get(key)` / `state.set(key, value)`, reports `progress(message, done, total)`, and \
+reads inputs from /input and writes files to /output.\n\nThe tools it can call:\n```ts\n{}```",
+        declare::typescript(catalog)
+    );
+    let run_python = format!(
+        "Runs Python (CPython; numpy and pandas available) in a sandbox with no network and hard \
+limits, and returns its report: status, value, error {{code, message}}, text, stdout, stderr, \
+metrics, id. `import forge`: `forge.result(value)` sets the result, tools are functions \
+(`forge.tools.NAME(**input)`; `forge.call(name, input)` also works), `forge.state` is shared state, \
+`forge.progress(message, done, total)` reports progress; inputs are in /input, files written to \
+/output are published.\n\nThe tools it can call:\n```python\n{}```",
+        declare::python(catalog)
+    );
+    vec![
+        McpTool::new("run_javascript", run_javascript, object(request::run_schema()))
+            .with_annotations(runs.clone()),
+        McpTool::new("run_python", run_python, object(request::run_schema()))
+            .with_annotations(runs),
+        McpTool::new(
+            "search_tools",
+            "Finds the tools scripts can call whose name or description holds the query's words: their names, descriptions, effects and JSON schemas.",
+            object(json!({
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(reads.clone()),
+        McpTool::new(
+            "get_run",
+            "The journal's record of a run by id: status, error, engine, limits, metrics, nested tool calls.",
+            object(json!({
+                "type": "object",
+                "properties": {"id": {"type": "string"}},
+                "required": ["id"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(reads),
+    ]
+}
+
+impl rmcp::ServerHandler for ForgeMcp {
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577, but clients of 2025-11-25 still set a level"
+    )]
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("forge-host", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Run JavaScript or Python in a sandbox (run_javascript, run_python); scripts call the \
+tools listed in those tools' descriptions; search_tools finds tools in a large catalog; get_run \
+reads a run back from the journal.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577, but clients of 2025-11-25 still set a level"
+    )]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // The server sends no log messages of its own yet; any level is accepted.
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let bad = |message: String| ErrorData::invalid_params(message, None);
+        let name = request.name.as_ref();
+        let result = match name {
+            "run_javascript" | "run_python" => {
+                let arguments = request::parse(name, request.arguments).map_err(bad)?;
+                let lang = if name == "run_python" {
+                    Lang::Python
+                } else {
+                    Lang::JavaScript
+                };
+                self.run(lang, arguments, context).await
+            }
+            "search_tools" => self.search(request::parse(name, request.arguments).map_err(bad)?),
+            "get_run" => self.get_run(request::parse(name, request.arguments).map_err(bad)?),
+            other => {
+                return Err(bad(format!(
+                    "no tool is called `{other}` (run_javascript, run_python, search_tools, get_run)"
+                )));
+            }
+        };
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,308 @@
+//! A stdio MCP server as a child process: started in its own process group so that its whole
+//! tree can be ended, its stderr kept (a tail for error messages) and passed to the task logs,
+//! and its stdout cut into lines no longer than the response budget allows.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+
+use super::McpError;
+use crate::tools::ServerLogs;
+
+/// Lines of stderr kept for error messages.
+const TAIL_LINES: usize = 20;
+/// Longest stderr line kept or logged, in bytes.
+const MAX_STDERR_LINE: usize = 4096;
+/// The JSON-RPC error code of a response forge-host refused while reading it (implementation-
+/// defined server-error range of JSON-RPC).
+pub const OVERSIZED_RESPONSE: i32 = -32099;
+
+/// The last lines a server wrote to stderr.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == TAIL_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, one per line, or a note that there were none.
+    pub fn text(&self) -> String {
+        let lines = self.0.lock().map(|l| l.clone()).unwrap_or_default();
+        if lines.is_empty() {
+            "(it wrote nothing to stderr)".into()
+        } else {
+            lines.into_iter().collect::<Vec<_>>().join("\n")
+        }
+    }
+}
+
+/// A running server process. Dropping it ends its whole process group.
+pub struct ServerProcess {
+    group: Option<i32>,
+    exit: Arc<Mutex<Option<String>>>,
+    /// What it wrote to stderr last.
+    pub stderr: StderrTail,
+}
+
+impl ServerProcess {
+    /// How it ended, once it has.
+    pub fn exit(&self) -> Option<String> {
+        self.exit.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// Ends the process group: TERM, then KILL for whatever is left.
+    pub fn stop(&mut self) {
+        if let Some(group) = self.group.take() {
+            // SAFETY: killpg only sends a signal; the group is the one the child leads.
+            unsafe {
+                libc::killpg(group, libc::SIGTERM);
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts `program`; returns the process, the reader of its (metered) stdout and its stdin.
+pub fn spawn(
+    name: &str,
+    program: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&PathBuf>,
+    max_line_bytes: usize,
+    logs: ServerLogs,
+) -> Result<(ServerProcess, tokio::io::DuplexStream, ChildStdin), McpError> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().map_err(|source| McpError::Spawn {
+        server: name.to_string(),
+        program: program.to_string(),
+        source,
+    })?;
+    let group = child.id().and_then(|id| i32::try_from(id).ok());
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(McpError::Start {
+            server: name.to_string(),
+            why: "its standard streams could not be opened".into(),
+            stderr: String::new(),
+        });
+    };
+    let tail = StderrTail::default();
+    tokio::spawn(drain_stderr(name.to_string(), stderr, tail.clone(), logs));
+    let exit = Arc::new(Mutex::new(None));
+    tokio::spawn(watch(child, exit.clone()));
+    let (reader, writer) = tokio::io::duplex(64 << 10);
+    tokio::spawn(pump_lines(stdout, writer, max_line_bytes));
+    Ok((
+        ServerProcess {
+            group,
+            exit,
+            stderr: tail,
+        },
+        reader,
+        stdin,
+    ))
+}
+
+async fn watch(mut child: Child, exit: Arc<Mutex<Option<String>>>) {
+    let status = match child.wait().await {
+        Ok(status) => status.to_string(),
+        Err(error) => format!("could not be waited for: {error}"),
+    };
+    if let Ok(mut slot) = exit.lock() {
+        *slot = Some(status);
+    }
+}
+
+async fn drain_stderr(
+    name: String,
+    stderr: impl AsyncRead + Unpin,
+    tail: StderrTail,
+    logs: ServerLogs,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(MAX_STDERR_LINE as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        logs.publish(format!("[mcp {name}] {text}\n").as_bytes());
+        tail.push(text.to_string());
+    }
+}
+
+/// Bytes of a refused line kept at each end, where a JSON-RPC message's id is.
+const KEPT_ENDS: usize = 512;
+
+/// Copies `stdout` to `out` a line at a time. A line longer than `max_line_bytes` is never
+/// held whole: it is skipped, and an error response for its request id takes its place, so the
+/// call waiting for it fails at once.
+async fn pump_lines(
+    stdout: impl AsyncRead + Unpin,
+    mut out: tokio::io::DuplexStream,
+    max_line_bytes: usize,
+) {
+    let mut reader = BufReader::new(stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut skipping: Option<(Vec<u8>, VecDeque<u8>, usize)> = None;
+    loop {
+        let (consumed, ended) = {
+            let available = match reader.fill_buf().await {
+                Ok([]) | Err(_) => break,
+                Ok(available) => available,
+            };
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let chunk = &available[..take];
+            match &mut skipping {
+                Some((_, tail, size)) => {
+                    *size += chunk.len();
+                    tail.extend(chunk.iter().copied());
+                    while tail.len() > KEPT_ENDS {
+                        tail.pop_front();
+                    }
+                }
+                None if line.len() + chunk.len() > max_line_bytes => {
+                    let head = line[..line.len().min(KEPT_ENDS)].to_vec();
+                    let mut tail: VecDeque<u8> = VecDeque::new();
+                    tail.extend(chunk.iter().copied());
+                    while tail.len() > KEPT_ENDS {
+                        tail.pop_front();
+                    }
+                    skipping = Some((head, tail, line.len() + chunk.len()));
+                    line = Vec::new();
+                }
+                None => line.extend_from_slice(chunk),
+            }
+            (take, newline.is_some())
+        };
+        reader.consume(consumed);
+        if !ended {
+            continue;
+        }
+        let written = match skipping.take() {
+            Some((head, tail, size)) => {
+                let tail: Vec<u8> = tail.into_iter().collect();
+                match refusal(&head, &tail, size, max_line_bytes) {
+                    Some(reply) => out.write_all(reply.as_bytes()).await,
+                    None => Ok(()),
+                }
+            }
+            None => {
+                let written = out.write_all(&line).await;
+                line.clear();
+                written
+            }
+        };
+        if written.is_err() {
+            break;
+        }
+    }
+    let _ = out.shutdown().await;
+}
+
+/// The error response standing for a refused line of `size` bytes, when its id can be found:
+/// at the start (`{"jsonrpc":"2.0","id":…`) or at the end (`…,"id":…}`, as the TypeScript SDK
+/// writes it).
+fn refusal(head: &[u8], tail: &[u8], size: usize, max: usize) -> Option<String> {
+    static HEAD: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r#"^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,"#,
+        )
+        .expect("a valid pattern")
+    });
+    static TAIL: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r#"[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$"#)
+            .expect("a valid pattern")
+    });
+    let id = HEAD
+        .captures(head)
+        .or_else(|| TAIL.captures(tail))
+        .and_then(|c| c.get(1))
+        .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())?;
+    let message = format!(
+        "the response is {size} bytes or more, over the {max} bytes forge-host reads of one message (--max-call-response)"
+    );
+    let reply = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": serde_json::from_str::<serde_json::Value>(&id).ok()?,
+        "error": {"code": OVERSIZED_RESPONSE, "message": message},
+    });
+    Some(format!("{reply}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_line_names_its_id_from_either_end() {
+        let head = br#"{"jsonrpc":"2.0","id":7,"result":{"#;
+        let reply = refusal(head, b"", 100, 10).expect("an id");
+        assert!(reply.contains(r#""id":7"#), "{reply}");
+        let tail = br#"aaaa"}]},"jsonrpc":"2.0","id":"req-1"}"#;
+        let reply = refusal(b"{\"result\":{", tail, 100, 10).expect("an id");
+        assert!(reply.contains(r#""id":"req-1""#), "{reply}");
+        assert!(refusal(b"{\"method\":\"x\"", b"\"params\":{}}", 100, 10).is_none());
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_replaced_and_short_ones_pass() {
+        let long = format!(
+            "{{\"result\":{{\"text\":\"{}\"}},\"jsonrpc\":\"2.0\",\"id\":3}}\n",
+            "x".repeat(200_000)
+        );
+        let input = format!("{{\"a\":1}}\n{long}{{\"b\":2}}\n");
+        let (reader, writer) = tokio::io::duplex(1 << 10);
+        let pump = tokio::spawn(pump_lines(
+            std::io::Cursor::new(input.into_bytes()),
+            writer,
+            1000,
+        ));
+        let mut out = String::new();
+        let mut reader = reader;
+        reader.read_to_string(&mut out).await.expect("read");
+        pump.await.expect("pump");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert_eq!(lines[0], r#"{"a":1}"#);
+        assert!(lines[1].contains(r#""id":3"#) && lines[1].contains("-32099"));
+        assert_eq!(lines[2], r#"{"b":2}"#);
+    }
+}

@@ -1,0 +1,187 @@
+"""Drives `forge-host mcp` with the official Python MCP SDK, for the end-to-end tests.
+
+    mcp_drive.py SCENARIO (--stdio JSON_ARGV | --http URL)
+
+prints one JSON object with what it saw; the Rust tests assert on it. Scenarios:
+- basic: initialize, tools/list, run_javascript and run_python with results, a bad request,
+  search_tools and get_run;
+- progress: a script's progress() arrives as notifications/progress;
+- cancel: a long run is cancelled (server started with --max-runs 1, so the next call runs only
+  once the cancelled one has ended), then a call succeeds;
+- concurrent: 8 calls at once;
+- upstream: a script calls a tool of an upstream MCP server (MCP behind MCP);
+- bench: p50 of N `return 1` / `forge.result(1)` calls (and of upstream `echo`, when given).
+"""
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def structured(result):
+    return {
+        "is_error": bool(result.is_error),
+        "structured": result.structured_content,
+        "text": "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text"),
+    }
+
+
+async def basic(session, _args):
+    out = {}
+    tools = await session.list_tools()
+    out["tools"] = sorted(t.name for t in tools.tools)
+    out["run_javascript_description"] = next(
+        t.description for t in tools.tools if t.name == "run_javascript"
+    )
+    out["js"] = structured(await session.call_tool("run_javascript", {"code": "return 6 * 7"}))
+    out["py"] = structured(
+        await session.call_tool("run_python", {"code": "import forge\nforge.result({'n': 2 ** 10})"})
+    )
+    out["failed"] = structured(
+        await session.call_tool("run_javascript", {"code": "throw new Error('boom')"})
+    )
+    out["clamped"] = structured(
+        await session.call_tool("run_javascript", {"code": "return 1", "timeout_ms": 10**9})
+    )
+    try:
+        bad = await session.call_tool("run_javascript", {"cod": "return 1"})
+        out["bad"] = {"result": structured(bad)}
+    except Exception as error:  # a JSON-RPC error is raised
+        out["bad"] = {"error": str(error)}
+    try:
+        wrong = await session.call_tool("run_python", {"code": 5})
+        out["wrong_type"] = {"result": structured(wrong)}
+    except Exception as error:
+        out["wrong_type"] = {"error": str(error)}
+    out["search"] = structured(await session.call_tool("search_tools", {"query": "sleep"}))
+    run_id = out["js"]["structured"]["id"]
+    out["get_run"] = structured(await session.call_tool("get_run", {"id": run_id}))
+    out["get_missing"] = structured(await session.call_tool("get_run", {"id": "no-such-run"}))
+    out["ping"] = (await session.send_ping()) is not None
+    return out
+
+
+async def progress(session, _args):
+    seen = []
+
+    async def on_progress(done, total, message):
+        seen.append({"progress": done, "total": total, "message": message})
+
+    code = "for (let i = 1; i <= 3; i++) { progress(`step ${i}`, i, 3); await tools.sleep({ms: 5}); } return 'done'"
+    result = await session.call_tool(
+        "run_javascript", {"code": code}, progress_callback=on_progress
+    )
+    return {"result": structured(result), "progress": seen}
+
+
+async def cancel(session, _args):
+    started = asyncio.Event()
+
+    async def on_progress(_done, _total, _message):
+        started.set()
+
+    code = "progress('looping'); while (true) {}"
+    call = asyncio.create_task(
+        session.call_tool(
+            "run_javascript",
+            {"code": code, "timeout_ms": 60000},
+            progress_callback=on_progress,
+        )
+    )
+    await started.wait()
+    cancelled_at = time.monotonic()
+    call.cancel()
+    try:
+        await call
+    except asyncio.CancelledError:
+        pass
+    # With --max-runs 1 this call waits until the cancelled run has ended.
+    after = structured(await session.call_tool("run_javascript", {"code": "return 'next'"}))
+    return {"after": after, "next_ms": (time.monotonic() - cancelled_at) * 1000}
+
+
+async def concurrent(session, _args):
+    code = "await tools.sleep({ms: 300}); return 'ok'"
+    began = time.monotonic()
+    results = await asyncio.gather(
+        *(session.call_tool("run_javascript", {"code": code}) for _ in range(8))
+    )
+    return {
+        "results": [structured(r) for r in results],
+        "wall_ms": (time.monotonic() - began) * 1000,
+    }
+
+
+async def upstream(session, args):
+    code = args.code or "return await tools.ev.echo({message: 'hi'})"
+    return {"result": structured(await session.call_tool("run_javascript", {"code": code}))}
+
+
+async def timed(call, n):
+    times = []
+    for _ in range(n):
+        began = time.perf_counter()
+        await call()
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
+async def bench(session, args):
+    n = args.n
+    await session.call_tool("run_javascript", {"code": "return 1"})
+    await session.call_tool("run_python", {"code": "import forge\nforge.result(1)"})
+    out = {
+        "run_javascript_p50_ms": await timed(
+            lambda: session.call_tool("run_javascript", {"code": "return 1"}), n
+        ),
+        "run_python_p50_ms": await timed(
+            lambda: session.call_tool("run_python", {"code": "import forge\nforge.result(1)"}), n
+        ),
+    }
+    return out
+
+
+SCENARIOS = {
+    "basic": basic,
+    "progress": progress,
+    "cancel": cancel,
+    "concurrent": concurrent,
+    "upstream": upstream,
+    "bench": bench,
+}
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("--stdio", help="JSON list: the server's command line")
+    parser.add_argument("--http", help="the server's URL")
+    parser.add_argument("--code", help="the script of `upstream`")
+    parser.add_argument("-n", type=int, default=50)
+    args = parser.parse_args()
+    scenario = SCENARIOS[args.scenario]
+    if args.stdio:
+        argv = json.loads(args.stdio)
+        params = StdioServerParameters(command=argv[0], args=argv[1:])
+        transport = stdio_client(params)
+    else:
+        transport = streamable_http_client(args.http)
+    async with transport as streams:
+        read, write = streams[0], streams[1]
+        async with ClientSession(read, write) as session:
+            info = await session.initialize()
+            out = await scenario(session, args)
+            out["server_name"] = info.server_info.name
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
