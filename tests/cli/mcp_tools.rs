@@ -399,3 +399,71 @@ fn generated_declarations_of_real_servers_type_check_strictly() {
         py.stdout()
     );
 }
+
+/// Whether process `pid` is gone (or a zombie waiting to be reaped).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_servers_whole_process_tree_ends_with_the_run() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.dir.path().join("pids");
+    // A server that starts a process of its own, as `npx` does.
+    let server = format!(
+        "tree=sh -c 'sleep 600 & echo $! > {pids}; exec {everything}'",
+        pids = pids.display(),
+        everything = peer("mcp-server-everything").display()
+    );
+    let run = sandbox.run_js(
+        "return (await tools.tree.echo({message: 'x'})).content[0].text",
+        &args!["--mcp", &server],
+    );
+    assert_eq!(run.assert_succeeded()["value"], "Echo: x");
+    let grandchild = std::fs::read_to_string(&pids).expect("the server wrote its child's pid");
+    assert!(
+        gone(grandchild.trim()),
+        "the server's own child ends with forge-host"
+    );
+}
+
+#[test]
+fn responses_over_the_budget_fail_while_read_and_the_server_goes_on() {
+    let sandbox = Sandbox::new();
+    let script = r#"
+        const outcome = async (n) => {
+            try { await tools.ev.echo({message: "x".repeat(n)}); return "ok"; }
+            catch (e) { return e.code + ": " + e.message; }
+        };
+        return [await outcome(1000), await outcome(100000), await outcome(900000), await outcome(10)];
+    "#;
+    let run = sandbox.run_js(
+        script,
+        &args!["--mcp", &everything(), "--max-call-response", "64KiB"],
+    );
+    let report = run.assert_succeeded();
+    let outcomes = report["value"].as_array().expect("outcomes");
+    assert_eq!(outcomes[0], "ok");
+    for refused in &outcomes[1..3] {
+        assert!(
+            refused
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("BUDGET_EXCEEDED"),
+            "{report:#}"
+        );
+    }
+    assert!(
+        outcomes[2]
+            .as_str()
+            .unwrap_or_default()
+            .contains("forge-host reads of one message"),
+        "the 900 kB response was refused while it was read: {report:#}"
+    );
+    assert_eq!(outcomes[3], "ok", "the connection survives a refused response");
+}

@@ -17,6 +17,9 @@ use crate::tools::ServerLogs;
 const TAIL_LINES: usize = 20;
 /// Longest stderr line kept or logged, in bytes.
 const MAX_STDERR_LINE: usize = 4096;
+/// How long ending a server waits for its processes to be gone (a process killed but not yet
+/// reaped by its parent still counts).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 /// The JSON-RPC error code of a response forge-host refused while reading it (implementation-
 /// defined server-error range of JSON-RPC).
 pub const OVERSIZED_RESPONSE: i32 = -32099;
@@ -60,14 +63,21 @@ impl ServerProcess {
         self.exit.lock().ok().and_then(|e| e.clone())
     }
 
-    /// Ends the process group: TERM, then KILL for whatever is left.
+    /// Ends the process group: TERM, then KILL for whatever is left, and waits (briefly) until
+    /// no process of it is left, so that nothing of the server outlives forge-host.
     pub fn stop(&mut self) {
-        if let Some(group) = self.group.take() {
-            // SAFETY: killpg only sends a signal; the group is the one the child leads.
-            unsafe {
-                libc::killpg(group, libc::SIGTERM);
-                libc::killpg(group, libc::SIGKILL);
-            }
+        let Some(group) = self.group.take() else {
+            return;
+        };
+        // SAFETY: killpg only sends a signal; the group is the one the child leads.
+        unsafe {
+            libc::killpg(group, libc::SIGTERM);
+            libc::killpg(group, libc::SIGKILL);
+        }
+        let deadline = std::time::Instant::now() + STOP_WAIT;
+        // SAFETY: signal 0 only asks whether a process of the group still exists.
+        while unsafe { libc::killpg(group, 0) } == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
 }
