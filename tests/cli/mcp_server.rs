@@ -69,7 +69,11 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(sandbox: &Sandbox, extra: &[&str]) -> Self {
-        let mut all = vec!["mcp", "--http", "127.0.0.1:0"];
+        Self::start_at(sandbox, "127.0.0.1:0", extra)
+    }
+
+    fn start_at(sandbox: &Sandbox, address: &str, extra: &[&str]) -> Self {
+        let mut all = vec!["mcp", "--http", address];
         all.extend(extra);
         let mut child = sandbox.command(&all).spawn().expect("start forge-host mcp");
         let stderr = child.stderr.take().expect("stderr");
@@ -200,51 +204,66 @@ fn progress_becomes_notifications_on_both_transports() {
 }
 
 #[test]
-fn a_cancelled_call_ends_its_run_as_cancelled() {
-    let sandbox = Sandbox::new();
-    let transport = Transport::Stdio(vec!["--max-runs".into(), "1".into()]);
-    let out = drive(&sandbox, "cancel", &transport, &[]);
-    // With one run at a time, the next call ran only once the cancelled run had ended.
-    assert_eq!(out["after"]["structured"]["value"], "next");
-    let listed = sandbox.forge(&["journal", "list", "--json"]);
-    let runs: Value = serde_json::from_str(&listed.stdout()).expect("json");
-    let cancelled: Vec<&Value> = runs
-        .as_array()
-        .expect("runs")
-        .iter()
-        .filter(|r| r["status"] == "cancelled")
-        .collect();
-    assert_eq!(cancelled.len(), 1, "{runs:#}");
-    assert_eq!(cancelled[0]["error_code"], "CANCELLED");
-}
-
-#[test]
-fn eight_calls_run_at_once() {
-    let sandbox = Sandbox::new();
-    let server = HttpServer::start(&sandbox, &["--max-runs", "8"]);
-    let out = drive(
-        &sandbox,
-        "concurrent",
-        &Transport::Http(server.url.clone()),
-        &[],
-    );
-    let results = out["results"].as_array().expect("results");
-    assert_eq!(results.len(), 8);
-    for result in results {
-        assert_eq!(result["structured"]["value"], "ok", "{result}");
+fn a_cancelled_call_ends_its_run_as_cancelled_on_both_transports() {
+    let one_at_a_time = ["--max-runs", "1"];
+    let stdio = Sandbox::new();
+    let http = Sandbox::new();
+    let server = HttpServer::start(&http, &one_at_a_time);
+    for (sandbox, transport) in [
+        (
+            &stdio,
+            Transport::Stdio(one_at_a_time.map(String::from).to_vec()),
+        ),
+        (&http, Transport::Http(server.url.clone())),
+    ] {
+        let out = drive(sandbox, "cancel", &transport, &[]);
+        // With one run at a time, the next call ran only once the cancelled run had ended.
+        assert_eq!(out["after"]["structured"]["value"], "next");
+        let listed = sandbox.forge(&["journal", "list", "--json"]);
+        let runs: Value = serde_json::from_str(&listed.stdout()).expect("json");
+        let cancelled: Vec<&Value> = runs
+            .as_array()
+            .expect("runs")
+            .iter()
+            .filter(|r| r["status"] == "cancelled")
+            .collect();
+        assert_eq!(cancelled.len(), 1, "{runs:#}");
+        assert_eq!(cancelled[0]["error_code"], "CANCELLED");
     }
 }
 
 #[test]
-fn a_script_calls_a_tool_of_an_upstream_mcp_server() {
+fn eight_calls_run_at_once_on_both_transports() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start(&sandbox, &["--max-runs", "8"]);
+    for transport in [
+        Transport::Stdio(vec!["--max-runs".into(), "8".into()]),
+        Transport::Http(server.url.clone()),
+    ] {
+        let out = drive(&sandbox, "concurrent", &transport, &[]);
+        let results = out["results"].as_array().expect("results");
+        assert_eq!(results.len(), 8);
+        for result in results {
+            assert_eq!(result["structured"]["value"], "ok", "{result}");
+        }
+    }
+}
+
+#[test]
+fn a_script_calls_a_tool_of_an_upstream_mcp_server_on_both_transports() {
     let sandbox = Sandbox::new();
     let upstream = format!("ev={}", peer("mcp-server-everything").display());
-    let transport = Transport::Stdio(vec!["--mcp".into(), upstream]);
-    let out = drive(&sandbox, "upstream", &transport, &[]);
-    assert_eq!(
-        out["result"]["structured"]["value"]["content"][0]["text"], "Echo: hi",
-        "{out:#}"
-    );
+    let server = HttpServer::start(&sandbox, &["--mcp", &upstream]);
+    for transport in [
+        Transport::Stdio(vec!["--mcp".into(), upstream.clone()]),
+        Transport::Http(server.url.clone()),
+    ] {
+        let out = drive(&sandbox, "upstream", &transport, &[]);
+        assert_eq!(
+            out["result"]["structured"]["value"]["content"][0]["text"], "Echo: hi",
+            "{out:#}"
+        );
+    }
 }
 
 #[test]
@@ -267,10 +286,23 @@ fn forge_host_reaches_forge_host_over_http_as_a_tool_source() {
 }
 
 #[test]
+fn a_bare_port_binds_loopback_only() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start_at(&sandbox, "0", &[]);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    assert!(server.url.ends_with("/mcp"), "{}", server.url);
+}
+
+#[test]
 fn bad_server_flags_are_refused() {
     let sandbox = Sandbox::new();
     for bad in [
         args!["mcp", "--http", "nowhere"].to_vec(),
+        args!["mcp", "--http", "127.0.0.1:99999"].to_vec(),
         args!["mcp", "--max-runs", "0"].to_vec(),
         args!["mcp", "--timeout", "forever"].to_vec(),
     ] {

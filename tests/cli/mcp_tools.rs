@@ -77,6 +77,24 @@ fn javascript_lists_reads_and_writes_through_server_filesystem_only_when_allowed
         std::fs::read_to_string(&target).expect("written"),
         "written by a script"
     );
+    // The write is journaled with the path it touched; a rerun gets its tools from the same flags.
+    let id = report["id"].as_str().expect("id");
+    let shown = sandbox.forge(&["journal", "show", id, "--json"]);
+    let calls = shown.report()["calls"].clone();
+    let write = calls
+        .as_array()
+        .expect("calls")
+        .iter()
+        .find(|c| c["tool"] == "fs.write_file")
+        .cloned()
+        .expect("the write is journaled");
+    assert_eq!(write["effect"], "write");
+    assert_eq!(write["paths"], json!([target]));
+    let rerun = sandbox.forge(&args!["rerun", id, "--json", "--mcp", &fs]);
+    assert_eq!(
+        rerun.assert_succeeded()["value"]["read"],
+        report["value"]["read"]
+    );
 }
 
 #[test]
@@ -465,5 +483,8 @@ fn responses_over_the_budget_fail_while_read_and_the_server_goes_on() {
             .contains("forge-host reads of one message"),
         "the 900 kB response was refused while it was read: {report:#}"
     );
-    assert_eq!(outcomes[3], "ok", "the connection survives a refused response");
+    assert_eq!(
+        outcomes[3], "ok",
+        "the connection survives a refused response"
+    );
 }

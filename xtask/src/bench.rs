@@ -463,6 +463,23 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         }
         text.push('\n');
     }
+    text.push_str(&format!(
+        "## MCP (`forge-host mcp`, driven by the official Python MCP SDK)\n\n{TABLE_HEAD}"
+    ));
+    for (what, ours, peer_name, peer) in crate::bench_mcp::MCP_ROWS {
+        text.push_str(&row(numbers, what, ours, peer_name, peer));
+    }
+    for (label, key) in [
+        ("after 10 calls", "mcp_server_rss_after_10_calls_mib"),
+        ("after 1,000 calls", "mcp_server_rss_after_1000_calls_mib"),
+    ] {
+        if let Some(rss) = numbers.get(key) {
+            text.push_str(&format!(
+                "| `forge-host mcp` resident memory {label} | {rss:.1} MiB | | | |\n"
+            ));
+        }
+    }
+    text.push('\n');
     text.push_str("## Engines and tool calls\n\n| measure | value |\n|---|---|\n");
     for (name, bytes) in sizes {
         text.push_str(&format!("| {name} component size | {bytes} bytes |\n"));
@@ -520,6 +537,9 @@ pub fn bench() -> Result {
     numbers.extend(cli_numbers(&root, &scratch)?);
     numbers.extend(groupby_numbers(&root, &scratch)?);
     numbers.extend(node_numbers(&root)?);
+    numbers.extend(json_numbers(&crate::bench_mcp::mcp_output(
+        &root, &scratch,
+    )?));
 
     let machine = capture(&mut Command::new("hostname"))
         .unwrap_or_else(|_| "machine".into())

@@ -17,6 +17,7 @@
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
 mod bench;
+mod bench_mcp;
 mod components;
 mod python;
 mod setup;

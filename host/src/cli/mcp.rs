@@ -22,9 +22,9 @@ forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' 
 In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}"
 )]
 pub struct McpArgs {
-    /// Serve Streamable HTTP at http://ADDRESS/mcp instead of stdio (loopback unless told:
-    /// 127.0.0.1:8808; port 0 picks a free one)
-    #[arg(long, value_name = "ADDRESS")]
+    /// Serve Streamable HTTP at http://ADDRESS/mcp instead of stdio: HOST:PORT, or a bare PORT
+    /// for 127.0.0.1:PORT (it binds only what it is told; port 0 picks a free one)
+    #[arg(long, value_name = "ADDRESS", value_parser = http_address)]
     pub http: Option<SocketAddr>,
     /// Runs at once; more calls queue [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -57,6 +57,19 @@ pub struct McpArgs {
     pub allow_external: bool,
 }
 
+/// How long a stopping server waits for cancelled runs to end.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `--http`: `HOST:PORT`, or a bare `PORT` (or `:PORT`) on loopback.
+fn http_address(text: &str) -> Result<SocketAddr, String> {
+    let port_only = text.strip_prefix(':').unwrap_or(text);
+    if let Ok(port) = port_only.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("`{text}` is not HOST:PORT (127.0.0.1:8808, [::1]:8808) or a PORT"))
+}
+
 /// Runs `forge-host mcp` until the client goes (stdio) or a signal comes (HTTP).
 pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
     let ceilings = args.limits.limits(args.config.as_deref())?;
@@ -87,8 +100,9 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         default_session: args.session.clone(),
     };
     let server = ForgeMcp::new(kernel, sources.registry.clone(), options);
+    let served = server.clone();
     match args.http {
-        None => serve_stdio(server).await?,
+        None => serve_stdio(served).await?,
         Some(address) => {
             let servers: Vec<&str> = sources.servers.names().collect();
             let upstream = if servers.is_empty() {
@@ -97,7 +111,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
                 format!(", with the tools of {}", servers.join(", "))
             };
             serve_http(
-                server,
+                served,
                 address,
                 |bound| eprintln!("forge-host mcp: serving http://{bound}/mcp{upstream}"),
                 shutdown_signal(),
@@ -105,6 +119,8 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
             .await?;
         }
     }
+    // Runs still in flight are cancelled and journaled before the tool servers end.
+    server.shutdown(SHUTDOWN_WAIT).await;
     drop(sources);
     Ok(ExitCode::SUCCESS)
 }

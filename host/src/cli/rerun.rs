@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::DataDirArgs;
 use super::run::{execute, report_outcome};
+use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
 
 /// Arguments of `forge-host rerun`.
@@ -19,15 +20,30 @@ pub struct RerunArgs {
     /// Where /output is published [default: ./forge-out/<new-run-id>/]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// The journal keeps which tools a run called, not where they came from: give the same
+    /// tool sources again (--workspace, --mcp, --mcp-config, --trust)
+    #[command(flatten)]
+    pub sources: ToolSourceArgs,
 }
 
 /// Runs `forge-host rerun`.
 pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
-        let kernel = Kernel::builder(data.resolve()?).build().await?;
+        let data_dir = data.resolve()?;
+        let limits = forge_host::journal::Journal::open(&data_dir)
+            .and_then(|journal| journal.get(&args.id))
+            .map_err(forge_host::Error::from)?
+            .limits();
+        let sources = args.sources.connect(limits.max_call_response_bytes).await?;
+        let kernel = Kernel::builder(data_dir)
+            .tools(sources.registry.clone())
+            .build()
+            .await?;
         let mut request = kernel.rerun(&args.id)?;
         request.out_dir = args.out.clone();
-        execute(&kernel, request, args.json).await
+        let report = execute(&kernel, request, args.json).await;
+        drop(sources);
+        report
     }
     .await;
     report_outcome(outcome, args.json)

@@ -48,7 +48,9 @@ struct Inner {
     kernel: Kernel,
     catalog: ToolRegistry,
     options: ServerOptions,
-    runs: Semaphore,
+    runs: Arc<Semaphore>,
+    /// Runs in flight, cancelled at shutdown.
+    live: LiveRuns,
     tools: Vec<McpTool>,
     /// Reports of the latest runs, by id, for `get_run` (the journal keeps no values or output).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Value)>>,
@@ -78,7 +80,8 @@ impl ForgeMcp {
             inner: Arc::new(Inner {
                 kernel,
                 catalog,
-                runs: Semaphore::new(options.max_runs.max(1)),
+                runs: Arc::new(Semaphore::new(options.max_runs.max(1))),
+                live: LiveRuns::default(),
                 options,
                 tools,
                 recent: Default::default(),
@@ -114,19 +117,34 @@ impl ForgeMcp {
             cancel: Some(cancel.clone()),
             ..ExecutionRequest::new(arguments.code, filename)
         };
-        let _permit = tokio::select! {
-            permit = inner.runs.acquire() => permit.ok(),
+        let permit = tokio::select! {
+            permit = inner.runs.clone().acquire_owned() => permit.ok(),
             () = context.ct.cancelled() => return render::cancelled_in_queue(),
         };
-        let run = inner.kernel.run(request);
-        tokio::pin!(run);
-        let outcome = tokio::select! {
-            outcome = &mut run => outcome,
+        // The run has a task of its own: a request handler that is dropped (the client went
+        // away) cancels it instead of abandoning it half-way, and shutdown waits for it.
+        let live = inner.live.register(cancel.clone());
+        let mut task = tokio::spawn({
+            let inner = self.inner.clone();
+            async move {
+                let _permit = permit;
+                inner.kernel.run(request).await
+            }
+        });
+        let joined = tokio::select! {
+            joined = &mut task => joined,
             () = context.ct.cancelled() => {
                 cancel.cancel();
-                run.await
+                (&mut task).await
             }
         };
+        live.finish();
+        let outcome = joined.unwrap_or_else(|error| {
+            Err(crate::error::Error::new(
+                crate::error::ErrorCode::IsolateFailure,
+                format!("the run's task ended without a report: {error}"),
+            ))
+        });
         match outcome {
             Ok(report) => {
                 let result = render::report(&report, &clamps);
@@ -142,6 +160,14 @@ impl ForgeMcp {
             }
             Err(error) => render::not_started(&error),
         }
+    }
+
+    /// Cancels the runs in flight and waits (up to `within`) until every one has ended and is
+    /// journaled, so that a server that stops leaves no run open.
+    pub async fn shutdown(&self, within: std::time::Duration) {
+        self.inner.live.cancel_all();
+        let all = u32::try_from(self.inner.options.max_runs.max(1)).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(within, self.inner.runs.acquire_many(all)).await;
     }
 
     fn search(&self, arguments: SearchArguments) -> CallToolResult {
@@ -204,6 +230,61 @@ impl ForgeMcp {
                 render::record(&record, &calls, recent.as_ref())
             }
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        }
+    }
+}
+
+/// The cancel handles of the runs in flight.
+#[derive(Default)]
+struct LiveRuns {
+    next: std::sync::atomic::AtomicU64,
+    handles: std::sync::Mutex<std::collections::HashMap<u64, CancelHandle>>,
+}
+
+/// A run registered in [`LiveRuns`]; unregistered when finished or dropped, and cancelled when
+/// dropped before it finished (the request handler was dropped).
+struct LiveRun<'a> {
+    runs: &'a LiveRuns,
+    key: u64,
+    finished: bool,
+}
+
+impl LiveRuns {
+    fn register(&self, cancel: CancelHandle) -> LiveRun<'_> {
+        let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut handles) = self.handles.lock() {
+            handles.insert(key, cancel);
+        }
+        LiveRun {
+            runs: self,
+            key,
+            finished: false,
+        }
+    }
+
+    fn cancel_all(&self) {
+        if let Ok(handles) = self.handles.lock() {
+            handles.values().for_each(CancelHandle::cancel);
+        }
+    }
+}
+
+impl LiveRun<'_> {
+    fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for LiveRun<'_> {
+    fn drop(&mut self) {
+        let handle = self
+            .runs
+            .handles
+            .lock()
+            .ok()
+            .and_then(|mut handles| handles.remove(&self.key));
+        if let (false, Some(handle)) = (self.finished, handle) {
+            handle.cancel();
         }
     }
 }

@@ -12,6 +12,37 @@ use crate::error::ErrorCode;
 use crate::permissions::Effect;
 use crate::tools::{Tool, ToolError, ToolFuture, ToolInfo};
 
+/// Paths recorded for one call, at most.
+const MAX_RECORDED_PATHS: usize = 64;
+
+/// MCP has no field for the paths a call touches; the journal records the strings of the
+/// arguments whose names say they are paths (`path`, `paths`, `source`, `destination`, `file`,
+/// `directory`, ...), as filesystem servers name them.
+fn argument_paths(input: &Value) -> Vec<String> {
+    let Value::Object(arguments) = input else {
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    for (key, value) in arguments {
+        let key = key.to_ascii_lowercase();
+        let named = ["path", "source", "destination", "file", "dir", "folder"]
+            .iter()
+            .any(|word| key.contains(word));
+        if !named {
+            continue;
+        }
+        match value {
+            Value::String(path) => paths.push(path.clone()),
+            Value::Array(items) => {
+                paths.extend(items.iter().filter_map(Value::as_str).map(str::to_string));
+            }
+            _ => {}
+        }
+    }
+    paths.truncate(MAX_RECORDED_PATHS);
+    paths
+}
+
 /// What every tool of one server shares: its session, and how to tell that it is gone.
 pub struct ServerLink {
     name: String,
@@ -141,6 +172,10 @@ impl Tool for McpTool {
         self.output_schema.as_ref()
     }
 
+    fn paths(&self, input: &Value) -> Vec<String> {
+        argument_paths(input)
+    }
+
     fn call(&self, input: Value) -> ToolFuture {
         let name = self.info.name.clone();
         let link = self.link.clone();
@@ -216,6 +251,14 @@ mod tests {
             ))),
             Effect::External
         );
+    }
+
+    #[test]
+    fn the_paths_of_a_call_are_the_arguments_named_as_paths() {
+        let input = json!({"source": "/a", "destination": "/b", "content": "/not-a-path",
+                           "paths": ["/c", 1], "mode": 7});
+        assert_eq!(argument_paths(&input), ["/b", "/c", "/a"]);
+        assert!(argument_paths(&json!(["/x"])).is_empty());
     }
 
     #[test]
