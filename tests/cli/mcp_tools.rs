@@ -275,7 +275,13 @@ fn a_server_that_cannot_start_stops_the_run_before_it_starts_with_exit_2() {
     ]);
     assert_eq!(missing.code(), 2);
     assert!(missing.stderr().contains("`gone`"), "{}", missing.stderr());
-    for bad in ["nameless", "a.b=cmd", "x=https://example.com/mcp"] {
+    for bad in [
+        "nameless",
+        "a.b=cmd",
+        "x=https://example.com/mcp",
+        "echo=cmd",
+        "fs=unclosed 'quote",
+    ] {
         let refused = sandbox.forge(&args!["run", &script, "--mcp", bad]);
         assert_eq!(refused.code(), 2, "--mcp {bad}: {}", refused.stderr());
     }

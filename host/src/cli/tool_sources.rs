@@ -47,6 +47,7 @@ impl ToolSourceArgs {
                 .map_err(|e| Error::invalid_input(format!("--workspace {}: {e}", dir.display())))?;
         }
         let specs = mcp::source::collect(&self.mcp, &self.mcp_config, &self.trust)?;
+        McpServers::check_names(&specs, &registry)?;
         let options = ConnectOptions {
             max_response_bytes,
             logs: registry.server_logs().clone(),

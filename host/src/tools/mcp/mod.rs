@@ -110,6 +110,24 @@ impl McpServers {
         }
     }
 
+    /// Refuses server names that tools already in `registry` use: a tool called `NAME`, or a
+    /// namespace `NAME.` (the workspace tools'), would be shadowed or mixed with the server's.
+    pub fn check_names(specs: &[ServerSpec], registry: &ToolRegistry) -> Result<(), McpError> {
+        for spec in specs {
+            let prefix = format!("{}.", spec.name);
+            if let Some(taken) = registry
+                .list()
+                .find(|info| info.name == spec.name || info.name.starts_with(&prefix))
+            {
+                return Err(McpError::Config(format!(
+                    "an MCP server cannot be called `{}`: the tool `{}` has that name",
+                    spec.name, taken.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Adds every server's tools to `registry` as `NAME.TOOL`.
     pub fn register(&self, registry: &mut ToolRegistry) {
         for connection in &self.connections {
