@@ -41,6 +41,8 @@ pub enum ErrorCode {
     StateConflict,
     /// A state, output, call or result byte budget was exceeded.
     BudgetExceeded,
+    /// The host denied a write past the run's disk quota (`--max-disk`), and the run then failed.
+    DiskLimit,
     /// A Python import is not installed.
     PackageUnavailable,
     /// An output file failed validation.
@@ -55,7 +57,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in SPEC order.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::ScriptSyntax,
         ErrorCode::ScriptRuntime,
         ErrorCode::Timeout,
@@ -71,6 +73,7 @@ impl ErrorCode {
         ErrorCode::ProtocolViolation,
         ErrorCode::StateConflict,
         ErrorCode::BudgetExceeded,
+        ErrorCode::DiskLimit,
         ErrorCode::PackageUnavailable,
         ErrorCode::PublicationRejected,
         ErrorCode::InvalidInput,
@@ -99,6 +102,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::FuelExhausted => "FUEL_EXHAUSTED",
             ErrorCode::MemoryLimit => "MEMORY_LIMIT",
+            ErrorCode::DiskLimit => "DISK_LIMIT",
             ErrorCode::StackLimit => "STACK_LIMIT",
             ErrorCode::ToolBudget => "TOOL_BUDGET",
             ErrorCode::ToolDenied => "TOOL_DENIED",

@@ -16,6 +16,7 @@
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
 //! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
+//! - [`json`]: the JSON boundary: depth, lone surrogates, exact numbers.
 //! - [`primitives`]: sha256, timestamps, atomic writes: the bottom layer.
 //!
 //! Embedding:
@@ -35,6 +36,7 @@ pub mod engines;
 pub mod error;
 pub mod files;
 pub mod journal;
+pub mod json;
 pub mod kernel;
 pub mod limits;
 pub mod mcp_server;

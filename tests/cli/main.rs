@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `forge-host` binary running real engine components.
 //! The engines must be built first (`cargo xtask test` does it).
 
+mod boundary;
 mod cases;
+mod disk;
 mod engines;
 mod habits;
 mod journal;

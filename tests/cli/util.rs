@@ -66,7 +66,10 @@ impl Run {
 
     /// The one JSON object of `--json`.
     pub fn report(&self) -> Value {
-        serde_json::from_slice(&self.output.stdout).unwrap_or_else(|e| {
+        // Reports may nest as deep as the boundary allows (512), deeper than serde_json's default.
+        let mut json = serde_json::Deserializer::from_slice(&self.output.stdout);
+        json.disable_recursion_limit();
+        serde::Deserialize::deserialize(&mut json).unwrap_or_else(|e| {
             panic!(
                 "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
                 self.stdout(),

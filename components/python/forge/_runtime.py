@@ -205,9 +205,19 @@ def to_json_value(value):
 
 def encode(value, what):
     try:
-        return json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{what} is not JSON-serialisable: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{what} nests too deep to be sent as JSON") from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            # A lone surrogate ("\ud800") is a str but not Unicode text: the script's error.
+            bad = error.object[error.start : error.end].encode("unicode_escape").decode("ascii")
+            raise ValueError(f"{what} holds {bad}, a lone surrogate that is not Unicode text") from None
+    return text
 
 
 def _flush():

@@ -1,9 +1,12 @@
 //! The data of one execution's store: WASI, the memory limiter, and one piece per import
 //! (tools, state, output). Each import sees only its own piece (wasmtime's view pattern).
 
+use std::sync::Arc;
+
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::files::DiskQuota;
 use crate::limits::MemoryLimiter;
 use crate::output::OutputState;
 use crate::state::StateView;
@@ -17,6 +20,7 @@ pub struct ExecState {
     pub(crate) tools: ToolCalls,
     pub(crate) state: StateView,
     pub(crate) output: OutputState,
+    pub(crate) quota: Arc<DiskQuota>,
 }
 
 impl ExecState {
@@ -27,6 +31,7 @@ impl ExecState {
         tools: ToolCalls,
         state: StateView,
         output: OutputState,
+        quota: Arc<DiskQuota>,
     ) -> Self {
         ExecState {
             wasi,
@@ -35,6 +40,7 @@ impl ExecState {
             tools,
             state,
             output,
+            quota,
         }
     }
 

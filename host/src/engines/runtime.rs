@@ -9,7 +9,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
 use super::bindings::{catalog, output, state, tools, types};
-use super::host::{OutputData, StateData, ToolsData};
+use super::host::{OutputData, QuotaFs, QuotaFsView, StateData, ToolsData};
 use super::instance::ExecState;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -60,6 +60,14 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(wasmtime_error("linking WASI"))?;
+        // The filesystem's write paths go through the run's disk quota instead.
+        linker.allow_shadowing(true);
+        wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<ExecState, QuotaFs>(
+            &mut linker,
+            QuotaFsView::of,
+        )
+        .map_err(wasmtime_error("linking the WASI filesystem"))?;
+        linker.allow_shadowing(false);
         let link =
             |result: wasmtime::Result<()>| result.map_err(wasmtime_error("linking forge:engine"));
         link(types::add_to_linker::<ExecState, ToolsData>(

@@ -100,8 +100,17 @@ impl JobDir {
     }
 
     /// Copies the caller's inputs into `input/`, hashing every byte as it is copied. A folder
-    /// keeps its tree; only regular files and folders are accepted.
-    pub fn copy_inputs(&self, paths: &[PathBuf]) -> Result<Vec<InputRecord>> {
+    /// keeps its tree; only regular files and folders are accepted. Inputs that hold more than
+    /// `max_bytes` together are refused before anything is copied.
+    pub fn copy_inputs(&self, paths: &[PathBuf], max_bytes: u64) -> Result<Vec<InputRecord>> {
+        let total = paths.iter().try_fold(0u64, |sum, path| {
+            Ok::<_, Error>(sum.saturating_add(measure(path)?))
+        })?;
+        if total > max_bytes {
+            return Err(Error::invalid_input(format!(
+                "the inputs hold {total} bytes together, over --max-input of {max_bytes} bytes"
+            )));
+        }
         let mut records = Vec::new();
         let mut names = std::collections::BTreeSet::new();
         for path in paths {
@@ -147,6 +156,29 @@ impl JobDir {
         records.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(records)
     }
+}
+
+/// The bytes of the regular files at or below `path`, walked without recursion; what cannot be
+/// read is left to the copy to report.
+fn measure(path: &Path) -> Result<u64> {
+    let mut total = 0u64;
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let Ok(meta) = fs::metadata(&next) else {
+            continue;
+        };
+        if meta.is_file() {
+            total = total.saturating_add(meta.len());
+        } else if meta.is_dir() {
+            let entries = fs::read_dir(&next).map_err(|e| unreadable(&next, e))?;
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir() || t.is_file()) {
+                    pending.push(entry.path());
+                }
+            }
+        }
+    }
+    Ok(total)
 }
 
 fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> {
@@ -250,7 +282,10 @@ mod tests {
         let jobs = tempfile::tempdir().expect("tempdir");
         let job = JobDir::create(jobs.path().join("job"), false).expect("job");
         let records = job
-            .copy_inputs(&[source.path().join("a.csv"), source.path().join("set")])
+            .copy_inputs(
+                &[source.path().join("a.csv"), source.path().join("set")],
+                u64::MAX,
+            )
             .expect("copied");
         let names: Vec<_> = records.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["a.csv", "set/sub/b.txt"]);
@@ -277,9 +312,12 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", source.path().join("one/link")).expect("symlink");
         let jobs = tempfile::tempdir().expect("tempdir");
         let job = JobDir::create(jobs.path().join("job"), false).expect("job");
-        let twice = job.copy_inputs(&[source.path().join("two/x"), source.path().join("one/x")]);
+        let twice = job.copy_inputs(
+            &[source.path().join("two/x"), source.path().join("one/x")],
+            u64::MAX,
+        );
         assert_eq!(twice.expect_err("duplicate").code, ErrorCode::InvalidInput);
-        let link = job.copy_inputs(&[source.path().join("one")]);
+        let link = job.copy_inputs(&[source.path().join("one")], u64::MAX);
         assert_eq!(link.expect_err("symlink").code, ErrorCode::InvalidInput);
     }
 }

@@ -1,13 +1,14 @@
 //! Files of an execution (SPEC §7): the job folders given to every engine as WASI preopens
 //! (`/input` read-only copies of the inputs, hashed as copied; `/output`; `/work`), a pool of
 //! idle job folders, the publication of `/output` with validation, and the provenance written
-//! beside it.
+//! beside it, and the disk quota of `/work` and `/output`.
 
 mod copy;
 mod job;
 mod pool;
 mod provenance;
 mod publish;
+mod quota;
 
 use std::path::PathBuf;
 
@@ -17,6 +18,7 @@ pub use provenance::Provenance;
 pub use publish::{
     MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, publish, stage,
 };
+pub use quota::{DiskFull, DiskQuota};
 
 use crate::error::{Error, ErrorCode};
 

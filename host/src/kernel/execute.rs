@@ -204,7 +204,7 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
         .load(facts.entry, limits.fuel.is_some())
         .await?;
     let job = kernel.jobs.take(facts.id, request.keep_job)?;
-    let inputs = job.copy_inputs(&request.inputs)?;
+    let inputs = job.copy_inputs(&request.inputs, request.limits.max_input_bytes)?;
     if let Some(expected) = &request.expected_inputs {
         check_inputs(expected, &inputs)?;
     }

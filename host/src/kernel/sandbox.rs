@@ -12,7 +12,7 @@ use super::verdict::{GuestOutcome, HostDecision};
 use crate::engines::ExecState;
 use crate::engines::bindings::{GuestLimits, InputFile, RunRequest, ScriptEnginePre};
 use crate::error::{Error, ErrorCode, Result};
-use crate::files::{InputRecord, JobDir};
+use crate::files::{DiskQuota, InputRecord, JobDir};
 use crate::limits::{Limits, MemoryLimiter, MemoryStats};
 use crate::output::{EventSink, OutputState, TailPipe, Texts};
 use crate::permissions::{Asker, Policy};
@@ -26,6 +26,7 @@ pub struct Observers {
     pub texts: Texts,
     pub calls: CallLog,
     pub memory: Arc<MemoryStats>,
+    pub disk: Arc<DiskQuota>,
 }
 
 /// Everything needed to build the store of one execution.
@@ -78,7 +79,8 @@ pub fn build_store(
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);
     let state = StateView::new(spec.snapshot, limits);
-    let exec = ExecState::new(wasi.build(), limiter, tools, state, output);
+    let disk = Arc::new(DiskQuota::new(limits.max_disk_bytes));
+    let exec = ExecState::new(wasi.build(), limiter, tools, state, output, disk.clone());
 
     let mut store = Store::new(pre.engine(), exec);
     store.limiter(|s| &mut s.limiter);
@@ -112,6 +114,7 @@ pub fn build_store(
             texts,
             calls,
             memory,
+            disk,
         },
     ))
 }

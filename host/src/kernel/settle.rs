@@ -48,11 +48,18 @@ fn accept_result(text: &str, max_bytes: u64) -> Result<Value, Verdict> {
             ),
         ));
     }
-    serde_json::from_str(text).map_err(|e| {
-        Verdict::failed(
-            ErrorCode::ProtocolViolation,
-            format!("the engine returned a result that is not JSON: {e}"),
-        )
+    crate::json::parse(text).map_err(|e| {
+        if e.is_script_error() {
+            Verdict::failed(
+                ErrorCode::ScriptRuntime,
+                format!("the result cannot be returned: {e}"),
+            )
+        } else {
+            Verdict::failed(
+                ErrorCode::ProtocolViolation,
+                format!("the engine returned a result that is not JSON: {e}"),
+            )
+        }
     })
 }
 
@@ -62,11 +69,14 @@ pub(super) fn collect(
     limits: &Limits,
     observers: &Observers,
 ) -> Collected {
-    let memory_denied = observers.memory.denied();
+    let refusals = verdict::Refusals {
+        memory: observers.memory.denied(),
+        disk: observers.disk.denied(),
+    };
     let (outcome, store) = match finished {
         Err(stop) => {
             return Collected {
-                verdict: verdict::decide(Some(stop), None, memory_denied),
+                verdict: verdict::decide(Some(stop), None, refusals),
                 store: None,
                 value: None,
                 fuel_consumed: None,
@@ -81,7 +91,7 @@ pub(super) fn collect(
         GuestOutcome::Returned(text) => text.clone(),
         _ => None,
     };
-    let mut verdict = verdict::decide(None, Some(outcome), memory_denied);
+    let mut verdict = verdict::decide(None, Some(outcome), refusals);
     verdict::add_last_words(&mut verdict, &observers.stderr.contents());
     let mut value = None;
     if verdict.succeeded()

@@ -72,6 +72,16 @@ impl Verdict {
     }
 }
 
+/// What the host refused the guest during the run. A plain failure after a refusal is the
+/// refusal's doing: a denied memory growth makes it `MEMORY_LIMIT`, a denied write `DISK_LIMIT`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refusals {
+    /// A memory growth was denied.
+    pub memory: bool,
+    /// A write past the disk quota was denied.
+    pub disk: bool,
+}
+
 /// Codes only the host can know; a guest reporting one of them is a plain script failure.
 fn host_only(code: ErrorCode) -> bool {
     use ErrorCode::*;
@@ -85,15 +95,17 @@ fn host_only(code: ErrorCode) -> bool {
             | StateConflict
             | PublicationRejected
             | EngineUnavailable
+            | DiskLimit
     )
 }
 
 /// The code a guest-reported failure stands as: the guest's own, except a code only the host
 /// can know. After a denied memory growth, a plain runtime failure (QuickJS's `InternalError:
 /// out of memory` or thrown `null`, Python's `MemoryError`) is the memory cap's doing.
-pub fn guest_code(reported: &str, memory_denied: bool) -> ErrorCode {
+pub fn guest_code(reported: &str, refusals: Refusals) -> ErrorCode {
     match ErrorCode::parse(reported) {
-        Some(ErrorCode::ScriptRuntime) | None if memory_denied => ErrorCode::MemoryLimit,
+        Some(ErrorCode::ScriptRuntime) | None if refusals.memory => ErrorCode::MemoryLimit,
+        Some(ErrorCode::ScriptRuntime) | None if refusals.disk => ErrorCode::DiskLimit,
         Some(code) if host_only(code) => ErrorCode::ScriptRuntime,
         Some(code) => code,
         None => ErrorCode::ScriptRuntime,
@@ -160,7 +172,7 @@ pub fn add_last_words(verdict: &mut Verdict, stderr: &str) {
 pub fn decide(
     stop: Option<HostDecision>,
     outcome: Option<GuestOutcome>,
-    memory_denied: bool,
+    refusals: Refusals,
 ) -> Verdict {
     match stop {
         Some(HostDecision::Deadline) => {
@@ -190,13 +202,13 @@ pub fn decide(
             stack,
         }) => Verdict {
             status: ExecutionState::Failed,
-            error: Some((guest_code(&code, memory_denied), message)),
+            error: Some((guest_code(&code, refusals), message)),
             stack,
         },
         Some(GuestOutcome::Trapped(error)) => {
-            let (code, message) = classify_trap(&error, memory_denied);
+            let (code, message) = classify_trap(&error, refusals.memory);
             if code == ErrorCode::Timeout {
-                return decide(Some(HostDecision::Deadline), None, memory_denied);
+                return decide(Some(HostDecision::Deadline), None, refusals);
             }
             Verdict::failed(code, message)
         }
@@ -219,12 +231,17 @@ mod tests {
         })
     }
 
+    const MEMORY: Refusals = Refusals {
+        memory: true,
+        disk: false,
+    };
+
     #[test]
     fn the_hosts_stop_wins_over_whatever_the_guest_said() {
         let v = decide(
             Some(HostDecision::Deadline),
             Some(GuestOutcome::Returned(None)),
-            false,
+            Refusals::default(),
         );
         assert_eq!(
             (v.status, v.error.map(|e| e.0)),
@@ -233,7 +250,7 @@ mod tests {
         let v = decide(
             Some(HostDecision::Cancelled),
             failed("SCRIPT_RUNTIME"),
-            false,
+            Refusals::default(),
         );
         assert_eq!(v.status, ExecutionState::Cancelled);
     }
@@ -245,21 +262,37 @@ mod tests {
             "CANCELLED",
             "TOOL_BUDGET",
             "FUEL_EXHAUSTED",
+            "DISK_LIMIT",
             "NONSENSE",
         ] {
-            let v = decide(None, failed(forged), false);
+            let v = decide(None, failed(forged), Refusals::default());
             assert_eq!(
                 v.error.map(|e| e.0),
                 Some(ErrorCode::ScriptRuntime),
                 "{forged}"
             );
         }
-        assert_eq!(guest_code("MEMORY_LIMIT", true), ErrorCode::MemoryLimit);
-        assert_eq!(guest_code("STACK_LIMIT", false), ErrorCode::StackLimit);
-        assert_eq!(guest_code("SCRIPT_RUNTIME", true), ErrorCode::MemoryLimit);
-        assert_eq!(guest_code("SCRIPT_SYNTAX", true), ErrorCode::ScriptSyntax);
-        assert_eq!(guest_code("TOOL_FAILED", false), ErrorCode::ToolFailed);
-        assert_eq!(guest_code("SCRIPT_SYNTAX", false), ErrorCode::ScriptSyntax);
+        assert_eq!(guest_code("MEMORY_LIMIT", MEMORY), ErrorCode::MemoryLimit);
+        assert_eq!(
+            guest_code("STACK_LIMIT", Refusals::default()),
+            ErrorCode::StackLimit
+        );
+        assert_eq!(guest_code("SCRIPT_RUNTIME", MEMORY), ErrorCode::MemoryLimit);
+        assert_eq!(guest_code("SCRIPT_SYNTAX", MEMORY), ErrorCode::ScriptSyntax);
+        assert_eq!(
+            guest_code("TOOL_FAILED", Refusals::default()),
+            ErrorCode::ToolFailed
+        );
+        assert_eq!(
+            guest_code("SCRIPT_SYNTAX", Refusals::default()),
+            ErrorCode::ScriptSyntax
+        );
+        let disk = Refusals {
+            disk: true,
+            ..Refusals::default()
+        };
+        assert_eq!(guest_code("SCRIPT_RUNTIME", disk), ErrorCode::DiskLimit);
+        assert_eq!(guest_code("TOOL_FAILED", disk), ErrorCode::ToolFailed);
     }
 
     #[test]

@@ -208,6 +208,22 @@ declare_limits! {
         at_most: "max-files-bytes",
         help: "Bytes of one published file",
     }
+    /// Bytes the run holds in `/work` and `/output` together, enforced at each write.
+    max_disk_bytes: u64 {
+        flag: "max-disk",
+        kind: Bytes,
+        default: GIB,
+        range: MIB => u64::MAX,
+        help: "Bytes the run may hold in /work and /output together; a write past it fails in the script with \"no space left on device\"",
+    }
+    /// Bytes of all inputs together, checked before anything is copied.
+    max_input_bytes: u64 {
+        flag: "max-input",
+        kind: Bytes,
+        default: GIB,
+        range: 1 => u64::MAX,
+        help: "Bytes of all --input files and folders together",
+    }
     /// The live task log on disk (`forge-host logs`).
     max_log_bytes: u64 {
         flag: "max-log",

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use log::TaskLog;
 
-use crate::error::HostStop;
+use crate::error::{ErrorCode, HostStop};
 use crate::primitives::truncate_at;
 pub use tail::TailPipe;
 
@@ -69,14 +69,30 @@ impl Texts {
 /// Longest progress message kept, in bytes.
 const MAX_PROGRESS_MESSAGE_BYTES: usize = 4096;
 
-/// A `text()` value over the output budget: the script sees `BUDGET_EXCEEDED` and may go on.
+/// A `text()` value refused; the script sees its code and may go on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("text() output would be {bytes} bytes, over the budget of {budget} bytes")]
-pub struct TextOverBudget {
-    /// Bytes all text values would take.
-    pub bytes: u64,
-    /// The budget.
-    pub budget: u64,
+pub enum TextRefused {
+    /// Over the output budget: `BUDGET_EXCEEDED`.
+    #[error("text() output would be {bytes} bytes, over the budget of {budget} bytes")]
+    OverBudget {
+        /// Bytes all text values would take.
+        bytes: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// Not a value the boundary takes (too deep, a lone surrogate): `INVALID_INPUT`.
+    #[error("the text() value cannot be kept: {0}")]
+    Invalid(String),
+}
+
+impl TextRefused {
+    /// The code the script sees.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            TextRefused::OverBudget { .. } => ErrorCode::BudgetExceeded,
+            TextRefused::Invalid(_) => ErrorCode::InvalidInput,
+        }
+    }
 }
 
 /// What the `output` import writes to.
@@ -100,17 +116,24 @@ impl OutputState {
 impl OutputState {
     /// Keeps one `text()` value (JSON text) and streams it. A value over the budget is the
     /// script's to handle; text that is not JSON breaks the contract and stops the run.
-    pub fn text(&mut self, value: &str) -> Result<Result<(), TextOverBudget>, HostStop> {
+    pub fn text(&mut self, value: &str) -> Result<Result<(), TextRefused>, HostStop> {
         let bytes = value.len() as u64;
         let budget = self.text_budget;
         // The size check comes first: never parse what is over budget anyway.
         if bytes > budget {
-            return Ok(Err(TextOverBudget { bytes, budget }));
+            return Ok(Err(TextRefused::OverBudget { bytes, budget }));
         }
-        let parsed: Value = serde_json::from_str(value)
-            .map_err(|e| HostStop::ProtocolViolation(format!("a text() value is not JSON: {e}")))?;
+        let parsed: Value = match crate::json::parse(value) {
+            Ok(parsed) => parsed,
+            Err(e) if e.is_script_error() => return Ok(Err(TextRefused::Invalid(e.to_string()))),
+            Err(e) => {
+                return Err(HostStop::ProtocolViolation(format!(
+                    "a text() value is not JSON: {e}"
+                )));
+            }
+        };
         if let Err(used) = self.texts.push(parsed.clone(), bytes, budget) {
-            return Ok(Err(TextOverBudget {
+            return Ok(Err(TextRefused::OverBudget {
                 bytes: used + bytes,
                 budget,
             }));

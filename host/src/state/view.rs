@@ -109,8 +109,14 @@ impl StateView {
     ) -> Result<Result<(), StateFailure>, HostStop> {
         // The size check comes first: never parse what is over budget anyway.
         if value.len() as u64 <= self.max_value_bytes
-            && serde_json::from_str::<serde::de::IgnoredAny>(value).is_err()
+            && let Err(error) = crate::json::parse_as::<serde::de::IgnoredAny>(value)
         {
+            if error.is_script_error() {
+                return Ok(Err(StateFailure {
+                    code: ErrorCode::InvalidInput,
+                    message: format!("the value for state key `{key}` cannot be kept: {error}"),
+                }));
+            }
             return Err(HostStop::ProtocolViolation(format!(
                 "the value set for state key `{key}` is not JSON"
             )));

@@ -193,11 +193,20 @@ impl ToolCalls {
                 ),
             }));
         }
-        let parsed: Value = serde_json::from_str(input).map_err(|error| {
-            HostStop::ProtocolViolation(format!(
-                "the input of a call to `{name}` is not JSON: {error}"
-            ))
-        })?;
+        let parsed: Value = match crate::json::parse(input) {
+            Ok(parsed) => parsed,
+            Err(error) if error.is_script_error() => {
+                return Ok(Err(ToolError::invalid_input(format!(
+                    "the input of `{}` cannot be sent: {error}",
+                    truncate_at(name, MAX_QUOTED_NAME_BYTES)
+                ))));
+            }
+            Err(error) => {
+                return Err(HostStop::ProtocolViolation(format!(
+                    "the input of a call to `{name}` is not JSON: {error}"
+                )));
+            }
+        };
         match self.registry.get(name) {
             Some(tool) => Ok(Ok((tool.clone(), parsed))),
             None => Ok(Err(ToolError {

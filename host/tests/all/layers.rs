@@ -11,7 +11,14 @@ const LAYERS: [&[&str]; 5] = [
     &["mcp_server"],
     &["kernel"],
     &["engines", "tools", "state", "output", "files", "journal"],
-    &["limits", "permissions", "error", "datadir", "primitives"],
+    &[
+        "limits",
+        "permissions",
+        "error",
+        "datadir",
+        "primitives",
+        "json",
+    ],
 ];
 
 /// Longest file allowed in `host/src`.

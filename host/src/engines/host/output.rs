@@ -3,7 +3,6 @@
 use wasmtime::component::HasData;
 
 use crate::engines::bindings::{output, types};
-use crate::error::ErrorCode;
 use crate::output::OutputState;
 
 /// `HasData` marker: the import sees only the execution's [`OutputState`].
@@ -16,9 +15,9 @@ impl HasData for OutputData {
 impl output::Host for OutputState {
     async fn text(&mut self, value: String) -> wasmtime::Result<Result<(), types::ErrorInfo>> {
         Ok(
-            OutputState::text(self, &value)?.map_err(|over| types::ErrorInfo {
-                code: ErrorCode::BudgetExceeded.as_str().to_string(),
-                message: over.to_string(),
+            OutputState::text(self, &value)?.map_err(|refused| types::ErrorInfo {
+                code: refused.code().as_str().to_string(),
+                message: refused.to_string(),
             }),
         )
     }

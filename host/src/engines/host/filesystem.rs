@@ -1,0 +1,467 @@
+//! `wasi:filesystem/types` with the disk quota (`--max-disk`) in front of every write path:
+//! wasmtime-wasi's own implementation does the work, and this adapter asks the execution's
+//! [`DiskQuota`] first. A write that would grow the run's files past the quota fails in the guest
+//! with `insufficient-space` (ENOSPC, "No space left on device"), which a script can catch;
+//! truncating, replacing or deleting a file gives its bytes back. The adapter shadows the
+//! interface in the linker (`engines/runtime.rs`).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use wasmtime::component::{HasData, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
+};
+use wasmtime_wasi::p2::{
+    DynInputStream, DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError,
+    StreamResult,
+};
+
+use crate::engines::ExecState;
+use crate::files::DiskQuota;
+
+/// `HasData` marker: the interface sees the WASI filesystem and the quota.
+pub(crate) struct QuotaFs;
+
+impl HasData for QuotaFs {
+    type Data<'a> = QuotaFsView<'a>;
+}
+
+/// The WASI filesystem of one execution, behind its quota.
+pub(crate) struct QuotaFsView<'a> {
+    fs: WasiFilesystemCtxView<'a>,
+    quota: Arc<DiskQuota>,
+}
+
+impl QuotaFsView<'_> {
+    /// The view of `state` (the linker's getter).
+    pub(crate) fn of(state: &mut ExecState) -> QuotaFsView<'_> {
+        let quota = state.quota.clone();
+        QuotaFsView {
+            fs: state.filesystem(),
+            quota,
+        }
+    }
+
+    async fn size(&mut self, fd: &Resource<types::Descriptor>) -> FsResult<u64> {
+        let borrowed = Resource::new_borrow(fd.rep());
+        Ok(HostDescriptor::stat(&mut self.fs, borrowed).await?.size)
+    }
+
+    /// The size of the regular file at `path`, if there is one (symlinks are not followed).
+    async fn file_size_at(&mut self, fd: &Resource<types::Descriptor>, path: &str) -> Option<u64> {
+        let borrowed = Resource::new_borrow(fd.rep());
+        let stat = HostDescriptor::stat_at(
+            &mut self.fs,
+            borrowed,
+            types::PathFlags::empty(),
+            path.into(),
+        )
+        .await
+        .ok()?;
+        // Bytes shared with another link are not freed by removing one name.
+        (stat.type_ == types::DescriptorType::RegularFile && stat.link_count <= 1)
+            .then_some(stat.size)
+    }
+
+    fn grow(&self, bytes: u64) -> FsResult<()> {
+        self.quota
+            .grow(bytes)
+            .map_err(|_| FsError::from(ErrorCode::InsufficientSpace))
+    }
+
+    /// Wraps the stream `stream` writes to `fd` in the quota's meter.
+    fn metered(
+        &mut self,
+        fd: &Resource<types::Descriptor>,
+        stream: Resource<DynOutputStream>,
+        position: Option<u64>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let file = match self.fs.table.get(fd)? {
+            Descriptor::File(file) => file.file.clone(),
+            Descriptor::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
+        };
+        let inner = self.fs.table.delete(stream)?;
+        let metered: DynOutputStream = Box::new(MeteredStream {
+            inner,
+            file,
+            position,
+            written_end: 0,
+            quota: self.quota.clone(),
+        });
+        Ok(self.fs.table.push(metered)?)
+    }
+}
+
+impl types::Host for QuotaFsView<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        types::Host::convert_error_code(&mut self.fs, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        types::Host::filesystem_error_code(&mut self.fs, err)
+    }
+}
+
+impl HostDescriptor for QuotaFsView<'_> {
+    async fn write(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        buf: Vec<u8>,
+        offset: types::Filesize,
+    ) -> FsResult<types::Filesize> {
+        let size = self.size(&fd).await?;
+        let end = offset.saturating_add(buf.len() as u64);
+        let growth = end.saturating_sub(size);
+        self.grow(growth)?;
+        match HostDescriptor::write(&mut self.fs, fd, buf, offset).await {
+            Ok(written) => {
+                let grown = offset.saturating_add(written).saturating_sub(size);
+                self.quota.release(growth.saturating_sub(grown));
+                Ok(written)
+            }
+            Err(error) => {
+                self.quota.release(growth);
+                Err(error)
+            }
+        }
+    }
+
+    async fn set_size(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        size: types::Filesize,
+    ) -> FsResult<()> {
+        let before = self.size(&fd).await?;
+        if size > before {
+            self.grow(size - before)?;
+            let outcome = HostDescriptor::set_size(&mut self.fs, fd, size).await;
+            if outcome.is_err() {
+                self.quota.release(size - before);
+            }
+            outcome
+        } else {
+            HostDescriptor::set_size(&mut self.fs, fd, size).await?;
+            self.quota.release(before - size);
+            Ok(())
+        }
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let borrowed = Resource::new_borrow(fd.rep());
+        let stream = HostDescriptor::write_via_stream(&mut self.fs, borrowed, offset)?;
+        self.metered(&fd, stream, Some(offset))
+    }
+
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let borrowed = Resource::new_borrow(fd.rep());
+        let stream = HostDescriptor::append_via_stream(&mut self.fs, borrowed)?;
+        self.metered(&fd, stream, None)
+    }
+
+    async fn open_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        oflags: types::OpenFlags,
+        flags: types::DescriptorFlags,
+    ) -> FsResult<Resource<types::Descriptor>> {
+        let truncated = if oflags.contains(types::OpenFlags::TRUNCATE) {
+            self.file_size_at(&fd, &path).await
+        } else {
+            None
+        };
+        let opened =
+            HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await?;
+        if let Some(bytes) = truncated {
+            self.quota.release(bytes);
+        }
+        Ok(opened)
+    }
+
+    async fn unlink_file_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        let freed = self.file_size_at(&fd, &path).await;
+        HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await?;
+        if let Some(bytes) = freed {
+            self.quota.release(bytes);
+        }
+        Ok(())
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        old_path: String,
+        new_fd: Resource<types::Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        // A rename onto a file replaces it: its bytes are freed.
+        let replaced = self.file_size_at(&new_fd, &new_path).await;
+        HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await?;
+        if let Some(bytes) = replaced {
+            self.quota.release(bytes);
+        }
+        Ok(())
+    }
+
+    async fn advise(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+        len: types::Filesize,
+        advice: types::Advice,
+    ) -> FsResult<()> {
+        HostDescriptor::advise(&mut self.fs, fd, offset, len, advice).await
+    }
+
+    async fn sync_data(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync_data(&mut self.fs, fd).await
+    }
+
+    async fn get_flags(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::DescriptorFlags> {
+        HostDescriptor::get_flags(&mut self.fs, fd).await
+    }
+
+    async fn get_type(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::DescriptorType> {
+        HostDescriptor::get_type(&mut self.fs, fd).await
+    }
+
+    async fn set_times(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        HostDescriptor::set_times(&mut self.fs, fd, atim, mtim).await
+    }
+
+    async fn read(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        len: types::Filesize,
+        offset: types::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        HostDescriptor::read(&mut self.fs, fd, len, offset).await
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        HostDescriptor::read_directory(&mut self.fs, fd).await
+    }
+
+    async fn sync(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync(&mut self.fs, fd).await
+    }
+
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::create_directory_at(&mut self.fs, fd, path).await
+    }
+
+    async fn stat(&mut self, fd: Resource<types::Descriptor>) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat(&mut self.fs, fd).await
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path).await
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
+    }
+
+    async fn link_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        old_path_flags: types::PathFlags,
+        old_path: String,
+        new_descriptor: Resource<types::Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::link_at(
+            &mut self.fs,
+            fd,
+            old_path_flags,
+            old_path,
+            new_descriptor,
+            new_path,
+        )
+        .await
+    }
+
+    fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
+        HostDescriptor::drop(&mut self.fs, fd)
+    }
+
+    async fn readlink_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<String> {
+        HostDescriptor::readlink_at(&mut self.fs, fd, path).await
+    }
+
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
+    }
+
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        src_path: String,
+        dest_path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await
+    }
+
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynInputStream>> {
+        HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+    }
+
+    async fn is_same_object(
+        &mut self,
+        a: Resource<types::Descriptor>,
+        b: Resource<types::Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        HostDescriptor::is_same_object(&mut self.fs, a, b).await
+    }
+
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash(&mut self.fs, fd).await
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
+    }
+}
+
+impl HostDirectoryEntryStream for QuotaFsView<'_> {
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<types::DirectoryEntryStream>,
+    ) -> FsResult<Option<types::DirectoryEntry>> {
+        HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
+    }
+
+    fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        HostDirectoryEntryStream::drop(&mut self.fs, stream)
+    }
+}
+
+/// A file's output stream behind the quota: each write that would grow the file is counted
+/// before it is handed on.
+struct MeteredStream {
+    inner: DynOutputStream,
+    file: Arc<std::fs::File>,
+    /// Where the next byte goes; `None` for an append stream (every byte grows the file).
+    position: Option<u64>,
+    /// The end of what this stream wrote (its writes may not have reached the file yet).
+    written_end: u64,
+    quota: Arc<DiskQuota>,
+}
+
+impl MeteredStream {
+    fn no_space() -> StreamError {
+        StreamError::LastOperationFailed(std::io::Error::from_raw_os_error(libc::ENOSPC).into())
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for MeteredStream {
+    async fn ready(&mut self) {
+        self.inner.ready().await;
+    }
+}
+
+#[async_trait::async_trait]
+impl OutputStream for MeteredStream {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        let len = bytes.len() as u64;
+        let (growth, end) = match self.position {
+            None => (len, None),
+            Some(position) => {
+                let size = self
+                    .file
+                    .metadata()
+                    .map(|m| m.len())
+                    .unwrap_or(0)
+                    .max(self.written_end);
+                let end = position.saturating_add(len);
+                (end.saturating_sub(size), Some(end))
+            }
+        };
+        if self.quota.grow(growth).is_err() {
+            return Err(Self::no_space());
+        }
+        if let Some(end) = end {
+            self.position = Some(end);
+            self.written_end = self.written_end.max(end);
+        }
+        self.inner
+            .write(bytes)
+            .inspect_err(|_| self.quota.release(growth))
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.inner.flush()
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.inner.check_write()
+    }
+}

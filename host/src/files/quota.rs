@@ -1,0 +1,114 @@
+//! The disk quota of one execution (`--max-disk`): the bytes it holds in `/work` and `/output`
+//! together. The WASI filesystem adapter (`engines/host/filesystem.rs`) asks it before every
+//! write that would grow a file, and gives bytes back when a file is truncated, replaced or
+//! deleted; a refused write fails in the guest with "no space left on device".
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The bytes a run may hold, and holds.
+#[derive(Debug)]
+pub struct DiskQuota {
+    max: u64,
+    used: AtomicU64,
+    peak: AtomicU64,
+    denied: AtomicBool,
+}
+
+/// A write the quota refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the run would hold {wanted} bytes on disk, over its --max-disk of {max} bytes")]
+pub struct DiskFull {
+    /// What the run would have held.
+    pub wanted: u64,
+    /// The quota.
+    pub max: u64,
+}
+
+impl DiskQuota {
+    /// A quota of `max` bytes, none used.
+    pub fn new(max: u64) -> Self {
+        DiskQuota {
+            max,
+            used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            denied: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes `bytes` more, or refuses (and remembers that it refused).
+    pub fn grow(&self, bytes: u64) -> Result<(), DiskFull> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let wanted = used.saturating_add(bytes);
+            if wanted > self.max {
+                self.denied.store(true, Ordering::Relaxed);
+                return Err(DiskFull {
+                    wanted,
+                    max: self.max,
+                });
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, wanted, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.peak.fetch_max(wanted, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Gives `bytes` back (a file shrank or went away).
+    pub fn release(&self, bytes: u64) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |used| {
+                Some(used.saturating_sub(bytes))
+            });
+    }
+
+    /// Bytes held now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Most bytes held at once.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Whether a write was refused.
+    pub fn denied(&self) -> bool {
+        self.denied.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_taken_up_to_the_quota_and_given_back() {
+        let quota = DiskQuota::new(100);
+        quota.grow(60).expect("fits");
+        assert_eq!(
+            quota.grow(41),
+            Err(DiskFull {
+                wanted: 101,
+                max: 100
+            })
+        );
+        assert!(quota.denied());
+        quota.grow(40).expect("fits exactly");
+        quota.release(70);
+        assert_eq!(quota.used(), 30);
+        quota.release(1000);
+        assert_eq!(quota.used(), 0);
+        assert_eq!(quota.peak(), 100);
+    }
+}

@@ -1,0 +1,2 @@
+const end = Date.now() + 60000;
+while (Date.now() < end) {}

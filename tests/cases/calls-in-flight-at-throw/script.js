@@ -1,0 +1,2 @@
+tools.sleep({ms: 60000});
+throw new Error('gone');

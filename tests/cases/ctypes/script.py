@@ -1,0 +1,6 @@
+import forge
+try:
+    import ctypes
+    forge.result('imported')
+except ImportError:
+    forge.result('refused')

@@ -1,0 +1,2 @@
+const a = {}; a.self = a;
+return a;

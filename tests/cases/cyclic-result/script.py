@@ -1,0 +1,4 @@
+import forge
+a = {}
+a['self'] = a
+forge.result(a)

@@ -1,0 +1,2 @@
+import os, forge
+forge.result(sorted(os.environ))

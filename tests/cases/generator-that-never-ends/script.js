@@ -1,0 +1,3 @@
+function* g() { for (;;) yield 1; }
+let n = 0;
+for (const x of g()) n += x;

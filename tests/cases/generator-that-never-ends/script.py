@@ -1,0 +1,2 @@
+import itertools
+sum(itertools.count())

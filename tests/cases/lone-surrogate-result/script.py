@@ -1,0 +1,2 @@
+import forge
+forge.result('a\ud800b')

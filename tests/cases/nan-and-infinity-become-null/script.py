@@ -1,0 +1,2 @@
+import forge
+forge.result([float('nan'), float('inf'), float('-inf')])

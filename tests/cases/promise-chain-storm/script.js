@@ -1,0 +1,3 @@
+const spin = () => Promise.resolve().then(spin);
+spin();
+await new Promise(() => setTimeout === undefined);

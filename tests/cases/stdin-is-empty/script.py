@@ -1,0 +1,2 @@
+import sys, forge
+forge.result(sys.stdin.read())

@@ -1,0 +1,3 @@
+const line = 'x'.repeat(1000);
+for (let i = 0; i < 20000; i++) console.log(line);
+return 'flooded';

@@ -1,0 +1,1 @@
+return { toJSON() { throw new Error('sabotage'); } };

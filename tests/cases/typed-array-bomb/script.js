@@ -1,0 +1,1 @@
+try { new Float64Array(1e9); return 'allocated'; } catch (e) { return e.name; }

@@ -1,0 +1,138 @@
+//! The disk quota (issue 11): `--max-disk` bounds what a run holds in `/work` and `/output`
+//! together, at write time; deleting and truncating give bytes back; a run that fails after a
+//! refused write is `DISK_LIMIT`. `--max-input` bounds the inputs before anything is copied.
+
+use crate::util::{Sandbox, args};
+
+#[test]
+fn writes_past_the_quota_fail_in_the_script_and_deleting_gives_bytes_back() {
+    let sandbox = Sandbox::new();
+    let script = r#"
+import errno, os, forge
+chunk = b"x" * (256 * 1024)
+def fill(path):
+    written = 0
+    try:
+        with open(path, "wb") as f:
+            while written < 8 * len(chunk):
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+    except OSError as e:
+        return written, e.errno
+    return written, None
+work, work_error = fill("/work/a.bin")
+out, out_error = fill("/output/b.bin")
+fd = os.open("/work/c.bin", os.O_WRONLY | os.O_CREAT)
+try:
+    os.pwrite(fd, chunk, 0)
+    pwrite = None
+except OSError as e:
+    pwrite = e.errno
+try:
+    os.ftruncate(fd, 10 * len(chunk))
+    grown = None
+except OSError as e:
+    grown = e.errno
+os.close(fd)
+os.remove("/work/a.bin")
+os.remove("/output/b.bin")
+again, again_error = fill("/work/d.bin")
+with open("/work/d.bin", "r+b") as f:
+    f.truncate(0)
+after_truncate, truncate_error = fill("/work/e.bin")
+forge.result({"work": work, "work_error": work_error, "out_error": out_error,
+              "pwrite": pwrite == errno.ENOSPC, "ftruncate": grown == errno.ENOSPC,
+              "again": again, "again_error": again_error,
+              "after_truncate": after_truncate, "truncate_error": truncate_error})
+"#;
+    let run = sandbox.run_py(script, &["--max-disk", "1MiB"]);
+    let report = run.assert_succeeded();
+    let value = &report["value"];
+    assert!(value["work"].as_u64().unwrap_or(0) <= 1 << 20, "{value}");
+    assert!(
+        !value["work_error"].is_null(),
+        "the write past the quota failed: {value}"
+    );
+    assert!(
+        !value["out_error"].is_null(),
+        "/output shares the quota: {value}"
+    );
+    assert_eq!(
+        value["pwrite"], true,
+        "a positioned write gets ENOSPC: {value}"
+    );
+    assert_eq!(
+        value["ftruncate"], true,
+        "growing a file gets ENOSPC: {value}"
+    );
+    // The quota was full; deleting the two files gave their bytes back, so a new file takes all
+    // of the quota again, and truncating it to 0 gives them back once more.
+    assert_eq!(
+        value["again"],
+        1 << 20,
+        "deleting gave the bytes back: {value}"
+    );
+    assert_eq!(
+        value["after_truncate"],
+        1 << 20,
+        "truncating gave the bytes back: {value}"
+    );
+}
+
+#[test]
+fn a_run_that_fails_after_a_refused_write_is_disk_limit() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.run_py(
+        "with open('/work/big.bin', 'wb') as f:\n    f.write(b'x' * (3 << 20))\n",
+        &["--max-disk", "2MiB"],
+    );
+    assert_eq!(run.status(), "failed");
+    assert_eq!(run.error_code(), "DISK_LIMIT", "{}", run.stdout());
+    let fits = sandbox.run_py(
+        "import forge\nwith open('/output/ok.bin', 'wb') as f:\n    f.write(b'x' * (1 << 20))\nforge.result(1)",
+        &args!["--max-disk", "2MiB", "--out", &sandbox.dir.path().join("out")],
+    );
+    fits.assert_succeeded();
+}
+
+#[test]
+fn the_quota_is_any_size_from_1_mib_whatever_the_publication_limits() {
+    let sandbox = Sandbox::new();
+    let small = sandbox.run_js("return 1", &["--max-disk", "512KiB"]);
+    assert_eq!(small.code(), 2, "{}", small.stderr());
+    sandbox
+        .run_js(
+            "return 1",
+            &["--max-disk", "1MiB", "--max-files-bytes", "10GiB"],
+        )
+        .assert_succeeded();
+    let help = sandbox.forge(&["run", "--help"]);
+    assert!(help.stdout().contains("--max-disk") && help.stdout().contains("--max-input"));
+}
+
+#[test]
+fn inputs_over_max_input_are_refused_before_copying() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.dir.path().join("inputs");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::fs::write(data.join("a.bin"), vec![7u8; 300_000]).expect("write");
+    std::fs::write(data.join("b.bin"), vec![7u8; 300_000]).expect("write");
+    let refused = sandbox.run_js(
+        "return 1",
+        &args!["--input", &data, "--max-input", "500000"],
+    );
+    assert_eq!(refused.code(), 2, "{}", refused.stdout());
+    assert_eq!(refused.error_code(), "INVALID_INPUT");
+    let message = refused.report()["error"]["message"].to_string();
+    assert!(
+        message.contains("600000") && message.contains("500000"),
+        "{message}"
+    );
+    sandbox
+        .run_js(
+            "return 1",
+            &args!["--input", &data, "--max-input", "600000"],
+        )
+        .assert_succeeded();
+}
