@@ -72,6 +72,16 @@ pub fn truncate_at(text: &str, max_bytes: usize) -> &str {
     &text[..end]
 }
 
+/// Crash points for the crash-safety tests: with `FORGE_HOST_FAULT=NAME` in its environment, the
+/// process aborts at the point called `NAME` (no destructor runs, as under `kill -9`), so a test
+/// can crash it exactly between two durable steps. Points: `after-state-commit`,
+/// `during-publication`.
+pub fn fault_point(name: &str) {
+    if std::env::var_os("FORGE_HOST_FAULT").is_some_and(|wanted| wanted == name) {
+        std::process::abort();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -21,7 +21,7 @@ mod store;
 pub use owner::Owner;
 pub use schema::{
     CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, Metrics, PublishedFile,
-    SCHEMA_VERSION, SchemaError, Step,
+    SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};
 

@@ -5,7 +5,9 @@
 use redb::{ReadableDatabase, ReadableTable};
 
 use super::owner::Owner;
-use super::schema::{EXECUTIONS, ExecutionRecord, ExecutionState, OPEN, Step};
+use super::schema::{
+    EXECUTIONS, ExecutionRecord, ExecutionState, OPEN, STATE_COMMITS, StateCommitMark, Step,
+};
 use super::store::{database, decode, encode};
 use super::{Journal, JournalError};
 use crate::error::ErrorCode;
@@ -25,6 +27,7 @@ impl Journal {
         {
             let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
             let mut open = write.open_table(OPEN).map_err(database)?;
+            let mut state_commits = write.open_table(STATE_COMMITS).map_err(database)?;
             for id in dead {
                 // Another process may have reconciled it meanwhile: re-check inside the write.
                 if open.remove(id.as_str()).map_err(database)?.is_none() {
@@ -41,7 +44,12 @@ impl Journal {
                 if record.status.is_terminal() {
                     continue;
                 }
-                interrupt(&mut record);
+                let committed = state_commits
+                    .remove(id.as_str())
+                    .map_err(database)?
+                    .map(|mark| decode::<StateCommitMark>(&id, mark.value()))
+                    .transpose()?;
+                interrupt(&mut record, committed.as_ref());
                 let text = encode(&id, &record)?;
                 executions
                     .insert(id.as_str(), text.as_slice())
@@ -69,8 +77,9 @@ impl Journal {
     }
 }
 
-/// Closes `record` as a process that died would have wanted it closed.
-fn interrupt(record: &mut ExecutionRecord) {
+/// Closes `record` as a process that died would have wanted it closed, saying whether its state
+/// change was committed before it died.
+fn interrupt(record: &mut ExecutionRecord, committed: Option<&StateCommitMark>) {
     let at = now_utc();
     record.status = ExecutionState::Failed;
     record.steps.push(Step {
@@ -78,7 +87,13 @@ fn interrupt(record: &mut ExecutionRecord) {
         at: at.clone(),
     });
     record.error_code = Some(ErrorCode::IsolateFailure);
-    record.error_message = Some("the process running it ended before it did".into());
+    record.error_message = Some(match committed {
+        None => "the process running it ended before it did".into(),
+        Some(mark) => format!(
+            "the process running it ended after its state was committed (revision {} of session `{}`, which stands) and before the run was closed; its outputs may be unpublished",
+            mark.revision, mark.session
+        ),
+    });
     record.reason = Some("interrupted".into());
     record.ended_at = Some(at);
 }

@@ -30,6 +30,19 @@ pub(super) const EXECUTIONS: TableDefinition<&str, &[u8]> = TableDefinition::new
 pub(super) const CALLS: TableDefinition<(&str, u32), &[u8]> = TableDefinition::new("calls");
 /// Execution id -> JSON owner of every execution not yet terminal: what reconciliation scans.
 pub(super) const OPEN: TableDefinition<&str, &[u8]> = TableDefinition::new("open_executions");
+/// Execution id -> [`StateCommitMark`], written in the same transaction as the state commit, so
+/// that a run killed between its state commit and its journal close is closed saying so.
+pub(super) const STATE_COMMITS: TableDefinition<&str, &[u8]> =
+    TableDefinition::new("state_commits");
+
+/// The state commit of an execution still open in the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateCommitMark {
+    /// The session whose state it changed.
+    pub session: String,
+    /// The revision its commit made.
+    pub revision: u64,
+}
 
 pub(super) const SCHEMA_KEY: &str = "schema_version";
 

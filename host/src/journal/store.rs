@@ -9,7 +9,7 @@ use super::Closing;
 use super::JournalError;
 use super::schema::{
     self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
-    SCHEMA_VERSION, Step,
+    SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, Step,
 };
 use crate::datadir::DataDir;
 use crate::primitives::{now_utc, truncate_at};
@@ -210,6 +210,12 @@ impl Journal {
             record.metrics = closing.metrics;
             record.out_dir = closing.out_dir;
             record.outputs = closing.outputs;
+            // Closed whole: the mark of its state commit is no longer needed.
+            write
+                .open_table(STATE_COMMITS)
+                .map_err(database)?
+                .remove(id)
+                .map_err(database)?;
             let mut calls = write.open_table(CALLS).map_err(database)?;
             for call in &closing.calls {
                 let text = encode(id, call)?;
@@ -219,6 +225,23 @@ impl Journal {
             }
             Ok(())
         })
+    }
+
+    /// Records, inside `write` (the state store's commit transaction), that execution `id`
+    /// committed its state: if its process dies before [`Journal::close`], reconciliation says
+    /// the state change stands.
+    pub fn mark_state_commit(
+        write: &redb::WriteTransaction,
+        id: &str,
+        mark: &StateCommitMark,
+    ) -> Result<(), JournalError> {
+        let text = encode(id, mark)?;
+        write
+            .open_table(STATE_COMMITS)
+            .map_err(database)?
+            .insert(id, text.as_slice())
+            .map_err(database)?;
+        Ok(())
     }
 
     /// Execution `id`.

@@ -153,6 +153,9 @@ pub(super) fn settle(
             .as_deref()
             .and_then(|target| stage(facts, inputs, job, target, &verdict).ok());
     }
+    if staged.is_some() {
+        crate::primitives::fault_point("during-publication");
+    }
     let (out_dir, outputs) = match staged.map(Staged::commit) {
         Some(Ok(files)) => (target.map(|t| t.display().to_string()), files),
         Some(Err(error)) => {
@@ -194,13 +197,15 @@ fn commit_state(
         let limits = &facts.request.limits;
         kernel
             .state
-            .commit(
+            .commit_for(
+                facts.id,
                 &facts.request.session,
                 view.base(),
                 view.changes(),
                 limits.max_state_bytes,
             )
             .map_err(|error| failed_by(&error, error.code()))?;
+        crate::primitives::fault_point("after-state-commit");
     }
     Ok(staged)
 }

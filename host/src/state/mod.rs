@@ -75,6 +75,9 @@ pub enum CommitError {
     /// The store failed.
     #[error("state store")]
     Storage(#[source] redb::Error),
+    /// The journal's mark of the commit could not be written (nothing was committed).
+    #[error("state store: marking the commit in the journal")]
+    Mark(#[source] crate::journal::JournalError),
     /// A stored entry does not read back.
     #[error("state store: the entry of `{key}` is corrupt")]
     Corrupt {
@@ -89,9 +92,10 @@ impl CommitError {
         match self {
             CommitError::Conflict { .. } => ErrorCode::StateConflict,
             CommitError::OverBudget { .. } => ErrorCode::BudgetExceeded,
-            CommitError::Open(_) | CommitError::Storage(_) | CommitError::Corrupt { .. } => {
-                ErrorCode::IsolateFailure
-            }
+            CommitError::Open(_)
+            | CommitError::Storage(_)
+            | CommitError::Mark(_)
+            | CommitError::Corrupt { .. } => ErrorCode::IsolateFailure,
         }
     }
 }
@@ -110,4 +114,19 @@ pub trait StateStore: Send + Sync {
         changes: &Changes,
         max_bytes: u64,
     ) -> Result<u64, CommitError>;
+
+    /// [`StateStore::commit`] for execution `execution`. A store that shares the journal's
+    /// database marks the commit in the same transaction, so that a run killed right after it
+    /// is closed saying its state change stands; others just commit.
+    fn commit_for(
+        &self,
+        execution: &str,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError> {
+        let _ = execution;
+        self.commit(session, base, changes, max_bytes)
+    }
 }

@@ -5,6 +5,7 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::{Changes, CommitError, Entry, Snapshot, StateStore};
 use crate::datadir::DataDir;
+use crate::journal::{Journal, StateCommitMark};
 
 /// (session, key) -> revision (8 bytes LE) + tag (1 = value, 0 = tombstone) + JSON text.
 const STATE: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("state");
@@ -124,6 +125,32 @@ impl StateStore for RedbStateStore {
         changes: &Changes,
         max_bytes: u64,
     ) -> Result<u64, CommitError> {
+        self.commit_marked(None, session, base, changes, max_bytes)
+    }
+
+    fn commit_for(
+        &self,
+        execution: &str,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError> {
+        self.commit_marked(Some(execution), session, base, changes, max_bytes)
+    }
+}
+
+impl RedbStateStore {
+    /// Commits `changes`, and marks execution `execution`'s commit in the journal in the same
+    /// transaction.
+    fn commit_marked(
+        &self,
+        execution: Option<&str>,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError> {
         let db = self.database()?;
         let write = db.begin_write().map_err(storage)?;
         let revision = {
@@ -179,6 +206,13 @@ impl StateStore for RedbStateStore {
             }
             revision
         };
+        if let Some(execution) = execution {
+            let mark = StateCommitMark {
+                session: session.to_string(),
+                revision,
+            };
+            Journal::mark_state_commit(&write, execution, &mark).map_err(CommitError::Mark)?;
+        }
         write.commit().map_err(storage)?;
         Ok(revision)
     }
