@@ -6,6 +6,8 @@
 //! `mod_revision` plus compare-and-swap transactions) can implement it; [`RedbStateStore`] is the
 //! embedded default.
 
+#[cfg(test)]
+mod model_test;
 mod redb_store;
 mod view;
 
