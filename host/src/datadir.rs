@@ -92,6 +92,9 @@ impl From<DataDirError> for Error {
 
 type Result<T, E = DataDirError> = std::result::Result<T, E>;
 
+/// The database's page cache, in bytes.
+const DATABASE_CACHE_BYTES: usize = 1 << 20;
+
 /// How long a step waits for other processes to release the database before giving up.
 const OPEN_PATIENCE: Duration = Duration::from_secs(60);
 
@@ -213,6 +216,9 @@ impl DataDir {
         let mut pause = Duration::from_millis(1);
         let mut builder = Database::builder();
         builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+        // redb caches up to 1 GiB by default, so a long-lived process (an MCP server) would grow
+        // with its journal; the working set of a run is a few pages.
+        builder.set_cache_size(DATABASE_CACHE_BYTES);
         loop {
             match builder.create(&path) {
                 Ok(db) => return Ok(db),

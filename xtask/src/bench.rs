@@ -480,6 +480,9 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         }
     }
     text.push('\n');
+    text.push_str(&crate::bench_soak::markdown(|key| {
+        numbers.get(key).copied()
+    }));
     text.push_str("## Engines and tool calls\n\n| measure | value |\n|---|---|\n");
     for (name, bytes) in sizes {
         text.push_str(&format!("| {name} component size | {bytes} bytes |\n"));
@@ -517,6 +520,8 @@ pub fn bench() -> Result {
         "forge-host",
         "--example",
         "bench",
+        "--example",
+        "soak",
     ]))?;
     run(cargo().args(["build", "--release", "--package", "quickjs-native"]))?;
     let scratch = root.join("target/bench-scratch");
@@ -540,6 +545,9 @@ pub fn bench() -> Result {
     numbers.extend(json_numbers(&crate::bench_mcp::mcp_output(
         &root, &scratch,
     )?));
+    for text in crate::bench_soak::outputs(&root, &scratch)? {
+        numbers.extend(json_numbers(&text));
+    }
 
     let machine = capture(&mut Command::new("hostname"))
         .unwrap_or_else(|_| "machine".into())

@@ -18,6 +18,7 @@
 
 mod bench;
 mod bench_mcp;
+mod bench_soak;
 mod components;
 mod python;
 mod setup;
