@@ -50,22 +50,29 @@ pub fn venv() -> Result {
         return Ok(());
     }
     let dir = venv_dir();
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     eprintln!(
         "xtask: creating a Python venv with componentize-py {version} in {}",
         dir.display()
     );
+    install_venv(
+        &dir,
+        &workspace_root().join("components/python/requirements.txt"),
+    )
+}
+
+/// A fresh venv in `dir` holding `requirements`, every file checked against its hash.
+pub fn install_venv(dir: &Path, requirements: &Path) -> Result {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let create = |dir: &Path| {
         run(Command::new(&python)
             .args(["-m", "venv", "--clear"])
             .arg(dir))
     };
-    if create(&dir).is_err() {
+    if create(dir).is_err() {
         // Debian ships ensurepip separately.
         apt_install(&["python3-venv"])?;
-        create(&dir)?;
+        create(dir)?;
     }
-    let requirements = workspace_root().join("components/python/requirements.txt");
     run(Command::new(dir.join("bin/pip"))
         .args([
             "install",

@@ -135,19 +135,7 @@ pub fn test_peers() -> Result {
             "xtask: installing the Python MCP SDK in {} (pip --require-hashes)",
             venv.display()
         );
-        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-        run(Command::new(&python)
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv))?;
-        run(Command::new(venv.join("bin/pip"))
-            .args([
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--require-hashes",
-                "-r",
-            ])
-            .arg(&requirements))?;
+        crate::python::install_venv(&venv, &requirements)?;
         std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
     Ok(())

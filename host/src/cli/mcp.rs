@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::DataDirArgs;
+use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
 use forge_host::mcp_server::{ForgeMcp, ServerOptions, serve_http, serve_stdio};
-use forge_host::permissions::Policy;
 
 /// Arguments of `forge-host mcp`.
 #[derive(Debug, clap::Args)]
@@ -40,21 +40,8 @@ pub struct McpArgs {
     /// override it
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Tools whose name matches GLOB run, whatever their effect; repeatable
-    #[arg(long = "allow", value_name = "GLOB")]
-    pub allow: Vec<String>,
-    /// Tools whose name matches GLOB never run; wins over every allow; repeatable
-    #[arg(long = "deny", value_name = "GLOB")]
-    pub deny: Vec<String>,
-    /// Allow tools with the `write` effect
-    #[arg(long)]
-    pub allow_write: bool,
-    /// Allow tools with the `process` effect
-    #[arg(long)]
-    pub allow_process: bool,
-    /// Allow tools with the `external` effect
-    #[arg(long)]
-    pub allow_external: bool,
+    #[command(flatten)]
+    pub gate: GateFlags,
 }
 
 /// How long a stopping server waits for cancelled runs to end.
@@ -88,14 +75,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
     );
     let options = ServerOptions {
         ceilings,
-        policy: Policy {
-            allow_write: args.allow_write,
-            allow_process: args.allow_process,
-            allow_external: args.allow_external,
-            allow: args.allow.clone(),
-            deny: args.deny.clone(),
-            ask: false,
-        },
+        policy: args.gate.policy(false),
         max_runs,
         default_session: args.session.clone(),
     };

@@ -10,6 +10,7 @@ macro_rules! out {
 
 mod ask;
 mod engines;
+mod gate_flags;
 mod journal;
 mod limit_flags;
 mod logs;

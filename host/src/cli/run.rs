@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::DataDirArgs;
+use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::progress::Printer;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::error::{Error, ErrorCode};
 use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
-use forge_host::permissions::Policy;
 use forge_host::primitives::sha256_hex;
 
 /// Arguments of `forge-host run`.
@@ -68,25 +68,11 @@ pub struct RunArgs {
     pub session: Option<String>,
     #[command(flatten)]
     pub sources: ToolSourceArgs,
-    /// Tools whose name matches GLOB run, whatever their effect (`*` any characters, `?` one);
-    /// repeatable
-    #[arg(long = "allow", value_name = "GLOB")]
-    pub allow: Vec<String>,
-    /// Tools whose name matches GLOB never run; wins over every allow; repeatable
-    #[arg(long = "deny", value_name = "GLOB")]
-    pub deny: Vec<String>,
+    #[command(flatten)]
+    pub gate: GateFlags,
     /// On a terminal, ask y/N before a call the policy would deny (no terminal: it is denied)
     #[arg(long)]
     pub ask: bool,
-    /// Allow tools with the `write` effect
-    #[arg(long)]
-    pub allow_write: bool,
-    /// Allow tools with the `process` effect
-    #[arg(long)]
-    pub allow_process: bool,
-    /// Allow tools with the `external` effect
-    #[arg(long)]
-    pub allow_external: bool,
 }
 
 /// A script language named on the command line.
@@ -187,14 +173,7 @@ fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
     Ok(ExecutionRequest {
         engine: args.engine.clone(),
         limits: args.limits.limits(args.config.as_deref())?,
-        policy: Policy {
-            allow_write: args.allow_write,
-            allow_process: args.allow_process,
-            allow_external: args.allow_external,
-            allow: args.allow.clone(),
-            deny: args.deny.clone(),
-            ask: args.ask,
-        },
+        policy: args.gate.policy(args.ask),
         session: args.session.clone().unwrap_or_else(default_session),
         inputs: args.inputs.clone(),
         out_dir: args.out.clone(),

@@ -167,6 +167,23 @@ fn client_config() -> InitializeRequestParams {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
+/// Initializes a session over `transport` and lists the server's tools.
+async fn handshake<T, E, A>(transport: T) -> Result<(Client, Vec<McpToolInfo>), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let client = client_config()
+        .serve(transport)
+        .await
+        .map_err(|e| format!("did not initialize: {e}"))?;
+    let tools = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("did not list its tools: {e}"))?;
+    Ok((client, tools))
+}
+
 async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Connection, McpError> {
     let max_message = usize::try_from(options.max_response_bytes.saturating_mul(2))
         .unwrap_or(usize::MAX)
@@ -195,20 +212,11 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
             )?;
             let tail = process.stderr.clone();
             let process = Arc::new(std::sync::Mutex::new(process));
-            let handshake = async {
-                let client = client_config()
-                    .serve((stdout, stdin))
-                    .await
-                    .map_err(|e| format!("did not initialize: {e}"))?;
-                let tools = client
-                    .list_all_tools()
-                    .await
-                    .map_err(|e| format!("did not list its tools: {e}"))?;
-                Ok::<_, String>((client, tools))
-            };
-            let (client, tools) = match tokio::time::timeout(STARTUP_TIMEOUT, handshake).await {
+            let started_up = tokio::time::timeout(STARTUP_TIMEOUT, handshake((stdout, stdin)));
+            let (client, tools) = match started_up.await {
                 Ok(Ok(done)) => done,
                 Ok(Err(why)) => {
+                    tail.settle().await;
                     let why = match process.lock().ok().and_then(|p| p.exit()) {
                         Some(status) => format!("{why} (it exited: {status})"),
                         None => why,
@@ -246,20 +254,10 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
             let transport: StreamableHttpClientTransport<reqwest::Client> =
                 StreamableHttpClientTransport::from_config(config);
             let none = StderrTail::default();
-            let handshake = async {
-                let client = client_config()
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("at {url} did not initialize: {e}"))?;
-                let tools = client
-                    .list_all_tools()
-                    .await
-                    .map_err(|e| format!("at {url} did not list its tools: {e}"))?;
-                Ok::<_, String>((client, tools))
-            };
-            let (client, tools) = match tokio::time::timeout(STARTUP_TIMEOUT, handshake).await {
+            let started_up = tokio::time::timeout(STARTUP_TIMEOUT, handshake(transport));
+            let (client, tools) = match started_up.await {
                 Ok(Ok(done)) => done,
-                Ok(Err(why)) => return Err(started(why, &none)),
+                Ok(Err(why)) => return Err(started(format!("at {url} {why}"), &none)),
                 Err(_) => {
                     return Err(started(
                         format!(

@@ -26,11 +26,24 @@ pub const OVERSIZED_RESPONSE: i32 = -32099;
 
 /// The last lines a server wrote to stderr.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Sent `true` when stderr reached its end (the server closed it, or exited).
+    ended: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+/// How long an error message waits for a failing server's last words.
+const LAST_WORDS_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl StderrTail {
+    /// Waits (briefly) until stderr has ended, so that a server that failed has said why.
+    pub async fn settle(&self) {
+        let mut ended = self.ended.subscribe();
+        let _ = tokio::time::timeout(LAST_WORDS_WAIT, ended.wait_for(|ended| *ended)).await;
+    }
+
     fn push(&self, line: String) {
-        if let Ok(mut lines) = self.0.lock() {
+        if let Ok(mut lines) = self.lines.lock() {
             if lines.len() == TAIL_LINES {
                 lines.pop_front();
             }
@@ -40,7 +53,7 @@ impl StderrTail {
 
     /// The kept lines, one per line, or a note that there were none.
     pub fn text(&self) -> String {
-        let lines = self.0.lock().map(|l| l.clone()).unwrap_or_default();
+        let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
         if lines.is_empty() {
             "(it wrote nothing to stderr)".into()
         } else {
@@ -167,7 +180,10 @@ async fn drain_stderr(
             .read_until(b'\n', &mut line)
             .await
         {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                tail.ended.send_replace(true);
+                return;
+            }
             Ok(_) => {}
         }
         let text = String::from_utf8_lossy(&line);
