@@ -202,4 +202,48 @@ mod tests {
             assert_eq!(back.as_u64(), Some(integer));
         }
     }
+
+    /// Arbitrary JSON values of a few levels, for the property below.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            ".*".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(8, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+                proptest::collection::btree_map(".*", inner, 0..8)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any text: checked and parsed without a panic; what serde_json reads (depth within the
+        /// boundary, no lone surrogate) the boundary reads alike.
+        #[test]
+        fn any_text_is_judged_like_serde_json_within_the_boundary(text in ".{0,200}") {
+            let ours = parse(&text);
+            let theirs: Result<Value, _> = serde_json::from_str(&text);
+            if let (Ok(ours), Ok(theirs)) = (&ours, &theirs) {
+                proptest::prop_assert_eq!(ours, theirs);
+            }
+            if theirs.is_err() {
+                proptest::prop_assert!(ours.is_err());
+            }
+        }
+
+        /// Every value a well-behaved engine sends comes back the same.
+        #[test]
+        fn values_round_trip(value in json_value()) {
+            let text = value.to_string();
+            proptest::prop_assert_eq!(parse(&text).expect("valid"), value);
+        }
+    }
 }

@@ -52,4 +52,20 @@ mod tests {
             ["numpy", "os", "pandas", "scipy", "json", "csv"]
         );
     }
+
+    proptest::proptest! {
+        /// The scanner reads any text without a panic, and every name it finds is a dotted name.
+        #[test]
+        fn any_source_is_scanned(source in "(import |from |[a-z_.]{0,12}|[ \\t\\n#;,()'\"]){0,40}") {
+            for name in python_imports(&source) {
+                proptest::prop_assert!(!name.is_empty());
+                proptest::prop_assert!(name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.'), "{}", name);
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(source in ".{0,300}") {
+            let _ = python_imports(&source);
+        }
+    }
 }

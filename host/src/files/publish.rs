@@ -542,4 +542,17 @@ mod tests {
         );
         check_destination(&dest.path().join("new")).expect("a new folder is fine");
     }
+
+    proptest::proptest! {
+        /// Any output name is accepted or rejected, never a panic; an accepted one is none of
+        /// the names a publication must never hold.
+        #[test]
+        fn any_output_name_is_judged(name in ".{0,300}") {
+            if check_name(&name, &name).is_ok() {
+                proptest::prop_assert!(!name.is_empty() && name != "." && name != "..");
+                proptest::prop_assert!(name.len() <= MAX_NAME_BYTES);
+                proptest::prop_assert!(!name.chars().any(|c| c.is_control() || c == '\\'));
+            }
+        }
+    }
 }

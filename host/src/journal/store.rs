@@ -466,4 +466,13 @@ mod tests {
             .expect("list");
         assert_eq!(failed.len(), 1);
     }
+
+    proptest::proptest! {
+        /// Any bytes in place of a record decode or fail as corrupt, never a panic.
+        #[test]
+        fn any_bytes_decode_or_are_corrupt(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let _ = decode::<ExecutionRecord>("id", &bytes);
+            let _ = decode::<CallRecord>("id", &bytes);
+        }
+    }
 }

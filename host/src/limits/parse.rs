@@ -114,4 +114,20 @@ mod tests {
         assert_eq!(format_size(64 << 20), "64MiB");
         assert_eq!(format_size(1000), "1000B");
     }
+
+    proptest::proptest! {
+        /// Any flag value is parsed or refused, never a panic; a size or a duration printed for a
+        /// person reads back as a value at least as large as its rounding.
+        #[test]
+        fn any_value_text_is_parsed_or_refused(text in ".{0,40}") {
+            let _ = parse_duration(&text);
+            let _ = parse_size(&text);
+        }
+
+        #[test]
+        fn printed_durations_read_back(ms in 0u64..10_000_000_000) {
+            let printed = format_duration(Duration::from_millis(ms));
+            proptest::prop_assert!(parse_duration(&printed).is_ok(), "{}", printed);
+        }
+    }
 }
