@@ -214,7 +214,7 @@ declare_limits! {
         kind: Bytes,
         default: GIB,
         range: MIB => u64::MAX,
-        help: "Bytes the run may hold in /work and /output together; a write past it fails in the script with \"no space left on device\"",
+        help: "Bytes the run may hold in /work and /output together; a write past it fails in the script (an OSError), and a run that then fails is DISK_LIMIT",
     }
     /// Bytes of all inputs together, checked before anything is copied.
     max_input_bytes: u64 {
