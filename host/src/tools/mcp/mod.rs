@@ -83,6 +83,31 @@ struct Connection {
     link: Arc<ServerLink>,
 }
 
+impl Connection {
+    /// The connection to `spec`'s server over `client`, with the process behind it when
+    /// forge-host started one.
+    fn new(
+        spec: &ServerSpec,
+        client: Client,
+        tools: Vec<McpToolInfo>,
+        process: Option<(Arc<std::sync::Mutex<ServerProcess>>, StderrTail)>,
+    ) -> Self {
+        let link = Arc::new(ServerLink::new(
+            &spec.name,
+            client.peer().clone(),
+            spec.trust,
+            process.clone(),
+        ));
+        Connection {
+            name: spec.name.clone(),
+            _client: client,
+            process: process.map(|(process, _)| process),
+            tools,
+            link,
+        }
+    }
+}
+
 /// The MCP servers of this process, connected.
 #[derive(Default)]
 pub struct McpServers {
@@ -189,10 +214,10 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
         .unwrap_or(usize::MAX)
         .saturating_add(64 << 10);
     let name = spec.name.clone();
-    let started = |why: String, stderr: &StderrTail| McpError::Start {
+    let started = |why: String, stderr: String| McpError::Start {
         server: name.clone(),
         why,
-        stderr: stderr.text(),
+        stderr,
     };
     match &spec.endpoint {
         Endpoint::Command {
@@ -221,7 +246,7 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
                         Some(status) => format!("{why} (it exited: {status})"),
                         None => why,
                     };
-                    return Err(started(why, &tail));
+                    return Err(started(why, tail.text()));
                 }
                 Err(_) => {
                     return Err(started(
@@ -229,23 +254,11 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
                             "did not start and initialize within {}s",
                             STARTUP_TIMEOUT.as_secs()
                         ),
-                        &tail,
+                        tail.text(),
                     ));
                 }
             };
-            let link = Arc::new(ServerLink::new(
-                &spec.name,
-                client.peer().clone(),
-                spec.trust,
-                Some((process.clone(), tail)),
-            ));
-            Ok(Connection {
-                name: spec.name.clone(),
-                _client: client,
-                process: Some(process),
-                tools,
-                link,
-            })
+            Ok(Connection::new(spec, client, tools, Some((process, tail))))
         }
         Endpoint::Url(url) => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -253,34 +266,24 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
                 .max_sse_event_size(max_message);
             let transport: StreamableHttpClientTransport<reqwest::Client> =
                 StreamableHttpClientTransport::from_config(config);
-            let none = StderrTail::default();
+            // forge-host did not start it, so it has no stderr of it to quote.
+            let unseen =
+                || "(a server reached by URL: forge-host does not see its stderr)".to_string();
             let started_up = tokio::time::timeout(STARTUP_TIMEOUT, handshake(transport));
             let (client, tools) = match started_up.await {
                 Ok(Ok(done)) => done,
-                Ok(Err(why)) => return Err(started(format!("at {url} {why}"), &none)),
+                Ok(Err(why)) => return Err(started(format!("at {url} {why}"), unseen())),
                 Err(_) => {
                     return Err(started(
                         format!(
                             "at {url} did not answer within {}s",
                             STARTUP_TIMEOUT.as_secs()
                         ),
-                        &none,
+                        unseen(),
                     ));
                 }
             };
-            let link = Arc::new(ServerLink::new(
-                &spec.name,
-                client.peer().clone(),
-                spec.trust,
-                None,
-            ));
-            Ok(Connection {
-                name: spec.name.clone(),
-                _client: client,
-                process: None,
-                tools,
-                link,
-            })
+            Ok(Connection::new(spec, client, tools, None))
         }
     }
 }
