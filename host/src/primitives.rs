@@ -75,7 +75,8 @@ pub fn truncate_at(text: &str, max_bytes: usize) -> &str {
 /// Crash points for the crash-safety tests: with `FORGE_HOST_FAULT=NAME` in its environment, the
 /// process aborts at the point called `NAME` (no destructor runs, as under `kill -9`), so a test
 /// can crash it exactly between two durable steps. Points: `after-state-commit`,
-/// `during-publication`.
+/// `during-publication` (staged, not yet renamed into place) and `while-replacing-publication`
+/// (an earlier publication swapped out, the new one not yet in place).
 pub fn fault_point(name: &str) {
     if std::env::var_os("FORGE_HOST_FAULT").is_some_and(|wanted| wanted == name) {
         std::process::abort();

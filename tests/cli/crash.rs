@@ -60,8 +60,66 @@ fn a_run_killed_while_publishing_publishes_nothing() {
     let run = only_run(&sandbox);
     assert_eq!(run["status"], "failed");
     assert_eq!(run["error_code"], "ISOLATE_FAILURE");
-    // A second run to the same place publishes whole.
+    assert_eq!(leftovers(sandbox.dir.path()).len(), 1, "the staging folder");
+    // A second run to the same place publishes whole, and sweeps the dead run's staging folder.
     let again = sandbox.forge(&args!["run", &script, "--json", "--out", &out]);
     again.assert_succeeded();
     assert!(out.join("part-2.txt").is_file() && out.join("provenance.json").is_file());
+    assert_eq!(leftovers(sandbox.dir.path()), Vec::<String>::new());
+}
+
+/// The hidden folders a publication passes through, left in `dir`.
+fn leftovers(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read the sandbox")
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name.starts_with(".published.forge-"))
+        .collect()
+}
+
+#[test]
+fn a_run_killed_while_replacing_a_publication_loses_neither() {
+    let sandbox = Sandbox::new();
+    let write = |name: &str, text: &str| {
+        sandbox.script(
+            name,
+            &format!(
+                "import forge\nopen('/output/report.txt', 'w').write('{text}')\nforge.result(1)\n"
+            ),
+        )
+    };
+    let first = write("first.py", "first");
+    let second = write("second.py", "second");
+    let third = write("third.py", "third");
+    let out = sandbox.dir.path().join("published");
+    let report = out.join("report.txt");
+    sandbox
+        .forge(&args!["run", &first, "--json", "--out", &out])
+        .assert_succeeded();
+    crashed_at(
+        &sandbox,
+        "while-replacing-publication",
+        &second,
+        &["--out", out.to_str().expect("a UTF-8 temp path")],
+    );
+    assert!(
+        !out.exists(),
+        "the earlier publication was swapped out when the process died"
+    );
+    // Before anything runs, the next run to the same place puts the earlier publication back...
+    let failing = sandbox.script("fails.py", "raise ValueError('no')\n");
+    let failed = sandbox.forge(&args!["run", &failing, "--out", &out]);
+    assert_ne!(failed.code(), 0, "{}", failed.stderr());
+    assert_eq!(std::fs::read_to_string(&report).expect("restored"), "first");
+    assert_eq!(leftovers(sandbox.dir.path()), Vec::<String>::new());
+    // ...and a run that publishes replaces it whole.
+    sandbox
+        .forge(&args!["run", &third, "--json", "--out", &out])
+        .assert_succeeded();
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("published"),
+        "third"
+    );
+    assert_eq!(leftovers(sandbox.dir.path()), Vec::<String>::new());
 }

@@ -1,6 +1,7 @@
 //! The disk quota (issue 11): `--max-disk` bounds what a run holds in `/work` and `/output`
 //! together, at write time; deleting and truncating give bytes back; a run that fails after a
-//! refused write is `DISK_LIMIT`. `--max-input` bounds the inputs before anything is copied.
+//! refused write is `DISK_LIMIT`. `--max-input` bounds the inputs before anything is copied;
+//! `--max-open-files` the descriptors a script holds.
 
 use crate::util::{Sandbox, args};
 
@@ -135,4 +136,38 @@ fn inputs_over_max_input_are_refused_before_copying() {
             &args!["--input", &data, "--max-input", "600000"],
         )
         .assert_succeeded();
+}
+
+#[test]
+fn open_descriptors_are_bounded_and_given_back_when_closed() {
+    let sandbox = Sandbox::new();
+    let script = r#"
+import errno, os, forge
+open("/work/f", "w").close()
+def open_all():
+    files = []
+    try:
+        while len(files) < 1000:
+            files.append(os.open("/work/f", os.O_RDONLY))
+    except OSError as e:
+        code = errno.errorcode.get(e.errno)
+    for fd in files:
+        os.close(fd)
+    return len(files), code
+first = open_all()
+second = open_all()
+forge.result([first, second])
+"#;
+    let report = sandbox
+        .run_py(script, &["--max-open-files", "16"])
+        .assert_succeeded();
+    let rounds = report["value"].as_array().cloned().unwrap_or_default();
+    assert_eq!(rounds.len(), 2, "{report}");
+    for round in &rounds {
+        assert_eq!(round[0], 16, "{round}");
+        assert_eq!(round[1], "EDQUOT", "{round}");
+    }
+    assert_eq!(rounds[0], rounds[1], "closing gave the descriptors back");
+    let refused = sandbox.run_js("return 1", &["--max-open-files", "4"]);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
 }

@@ -10,7 +10,9 @@
 //!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
 //!   skips it; `--profile science` names it explicitly (what PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the lint step below, the upstream numpy/pandas test kit, then
-//!   `cargo test --release` over the workspace.
+//!   `cargo test --release` over the workspace, then a short smoke run of every fuzz target
+//!   (skipped when cargo test arguments narrow the run).
+//! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
 //! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
 //!   `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
@@ -20,6 +22,7 @@ mod bench;
 mod bench_mcp;
 mod bench_soak;
 mod components;
+mod fuzz;
 mod python;
 mod setup;
 
@@ -87,6 +90,7 @@ fn build(profiles: Profiles) -> Result {
 /// guest: what CI enforces through the test command.
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"]))?;
     run(cargo().args([
         "clippy",
         "--release",
@@ -105,7 +109,8 @@ fn lint() -> Result {
 }
 
 const USAGE: &str = "usage: cargo xtask <setup | build [--profile stdlib|science] | \
-                     test [CARGO TEST ARGS] | run FILE [ARGS] | lint | bench>";
+                     test [CARGO TEST ARGS] | run FILE [ARGS] | lint | bench | \
+                     fuzz [TARGET...] [--seconds N]>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -134,7 +139,13 @@ fn main() -> ExitCode {
                     "--exclude",
                     "forge-quickjs",
                 ])
-                .args(&args[1..]))
+                .args(&args[1..]))?;
+            if args.len() == 1 {
+                fuzz::smoke()
+            } else {
+                eprintln!("xtask: the fuzz smoke runs with the full test run only");
+                Ok(())
+            }
         }),
         // A Python script may need the science profile; others do not wait for its build.
         Some("run") if args.len() >= 2 => build(if args[1].ends_with(".py") {
@@ -148,6 +159,7 @@ fn main() -> ExitCode {
         }),
         Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),
         Some("lint") => lint(),
+        Some("fuzz") => fuzz::command(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -6,10 +6,9 @@ use std::path::Path;
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
-use serde_json::Value;
 
 use forge_host::error::Error;
-use forge_host::limits::{LIMITS, LimitSpec, LimitValue, Limits, apply_config};
+use forge_host::limits::{LIMITS, LimitSpec, LimitValue, Limits, apply_config_file};
 
 /// The limit flags as typed on the command line.
 #[derive(Debug, Clone, Default)]
@@ -26,10 +25,7 @@ impl LimitFlags {
             let text = std::fs::read(path).map_err(|e| {
                 Error::invalid_input(format!("cannot read {}: {e}", path.display()))
             })?;
-            let config: Value = serde_json::from_slice(&text).map_err(|e| {
-                Error::invalid_input(format!("{} is not JSON: {e}", path.display()))
-            })?;
-            apply_config(&mut limits, &config)?;
+            apply_config_file(&mut limits, &path.display().to_string(), &text)?;
         }
         for (spec, value) in &self.typed {
             (spec.set)(&mut limits, *value);

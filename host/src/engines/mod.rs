@@ -40,7 +40,7 @@ pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<Engi
         ToolCalls::new(Arc::new(ToolRegistry::new()), Policy::default(), &limits),
         StateView::new(Snapshot::default(), &limits),
         OutputState::new(Texts::default(), 0, None),
-        Arc::new(crate::files::DiskQuota::new(0)),
+        Arc::new(crate::files::DiskQuota::new(0, 0)),
     );
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|s| &mut s.limiter);

@@ -9,6 +9,7 @@ mod pool;
 mod provenance;
 mod publish;
 mod quota;
+mod staging;
 
 use std::path::PathBuf;
 
@@ -16,9 +17,10 @@ pub use job::{InputRecord, JobDir};
 pub use pool::JobPool;
 pub use provenance::Provenance;
 pub use publish::{
-    MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, publish, stage,
+    MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, check_output_path,
+    publish, stage,
 };
-pub use quota::{DiskFull, DiskQuota};
+pub use quota::{DiskFull, DiskQuota, TooManyOpen};
 
 use crate::error::{Error, ErrorCode};
 

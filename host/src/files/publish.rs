@@ -1,6 +1,7 @@
 //! Publication of `/output` (SPEC §7): every name, type, count and size is validated first; the
 //! files then go to a staging folder beside the destination, which is renamed into place, so a
-//! publication either happens whole or leaves nothing behind.
+//! publication either happens whole or leaves nothing behind. What a killed process left there is
+//! mended by the next publication to the same place (the staging module).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 use super::FileError;
 use super::copy::{CopyError, copy_hashed};
+use super::staging::{StagingNames, parent_and_base, sweep_leftovers};
 use crate::error::{Error, ErrorCode};
 use crate::journal::PublishedFile;
 use crate::limits::Limits;
@@ -92,6 +94,7 @@ fn io(what: &'static str, path: &Path, error: std::io::Error) -> PublishError {
 /// Refuses, before anything runs, a destination that exists, is not empty and is not an
 /// earlier publication (which holds a `provenance.json`): its files would be replaced.
 pub fn check_destination(out: &Path) -> Result<(), Error> {
+    sweep_leftovers(out);
     match fs::read_dir(out) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(Error::invalid_input(
@@ -112,6 +115,14 @@ pub fn check_destination(out: &Path) -> Result<(), Error> {
             }
         }
     }
+}
+
+/// Judges a path under `/output` (`/`-separated, relative) as publication does: every component
+/// a valid name. Any text is accepted or rejected, never a panic (the fuzz target
+/// `output_names`).
+pub fn check_output_path(path: &str) -> Result<(), PublishError> {
+    path.split('/')
+        .try_for_each(|component| check_name(path, component))
 }
 
 fn check_name(path: &str, component: &str) -> Result<(), PublishError> {
@@ -325,19 +336,14 @@ pub fn stage(
         ));
     }
 
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let (parent, _) = parent_and_base(out);
     fs::create_dir_all(&parent).map_err(|e| io("cannot create", &parent, e))?;
-    let base = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
+    sweep_leftovers(out);
+    let StagingNames { staging, old } = StagingNames::new(out, id);
     let mut staged = Staged {
-        staging: parent.join(format!(".{base}.forge-staging-{id}")),
+        staging,
         out: out.to_path_buf(),
-        old: parent.join(format!(".{base}.forge-old-{id}")),
+        old,
         files: Vec::new(),
         committed: false,
     };
@@ -373,6 +379,7 @@ impl Staged {
             } else if out.join(PROVENANCE).is_file() {
                 fs::rename(&out, &self.old).map_err(|e| io("cannot replace", &out, e))?;
                 replaced = true;
+                crate::primitives::fault_point("while-replacing-publication");
             } else {
                 return Err(PublishError::Foreign(out));
             }

@@ -1,17 +1,29 @@
-//! The disk quota of one execution (`--max-disk`): the bytes it holds in `/work` and `/output`
-//! together. The WASI filesystem adapter (`engines/host/filesystem.rs`) asks it before every
-//! write that would grow a file, and gives bytes back when a file is truncated, replaced or
-//! deleted; a refused write fails in the guest with "no space left on device".
+//! The disk quota of one execution: the bytes it holds in `/work` and `/output` together
+//! (`--max-disk`), and the files and folders it holds open (`--max-open-files`). The WASI
+//! filesystem adapter (`engines/host/filesystem.rs`) asks it before every write that would grow a
+//! file, and gives bytes back when a file is truncated, replaced or deleted; a refused write fails
+//! in the guest with "no space left on device". It counts every descriptor the guest opens,
+//! because each is one of the host process's own, shared by every run.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-/// The bytes a run may hold, and holds.
+/// The bytes a run may hold, and holds; the descriptors it may hold open, and holds.
 #[derive(Debug)]
 pub struct DiskQuota {
     max: u64,
     used: AtomicU64,
     peak: AtomicU64,
     denied: AtomicBool,
+    max_open: u32,
+    open: AtomicU32,
+}
+
+/// An open the quota refused: the run already holds `max` descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the run holds {max} open files and folders, its --max-open-files")]
+pub struct TooManyOpen {
+    /// The limit.
+    pub max: u32,
 }
 
 /// A write the quota refused.
@@ -25,14 +37,35 @@ pub struct DiskFull {
 }
 
 impl DiskQuota {
-    /// A quota of `max` bytes, none used.
-    pub fn new(max: u64) -> Self {
+    /// A quota of `max` bytes and `max_open` open descriptors, none used.
+    pub fn new(max: u64, max_open: u32) -> Self {
         DiskQuota {
             max,
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             denied: AtomicBool::new(false),
+            max_open,
+            open: AtomicU32::new(0),
         }
+    }
+
+    /// Takes one more open descriptor, or refuses.
+    pub fn open(&self) -> Result<(), TooManyOpen> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |open| {
+                (open < self.max_open).then_some(open + 1)
+            })
+            .map(drop)
+            .map_err(|_| TooManyOpen { max: self.max_open })
+    }
+
+    /// Gives one open descriptor back.
+    pub fn close(&self) {
+        let _ = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |open| {
+                Some(open.saturating_sub(1))
+            });
     }
 
     /// Takes `bytes` more, or refuses (and remembers that it refused).
@@ -94,7 +127,7 @@ mod tests {
 
     #[test]
     fn bytes_are_taken_up_to_the_quota_and_given_back() {
-        let quota = DiskQuota::new(100);
+        let quota = DiskQuota::new(100, 8);
         quota.grow(60).expect("fits");
         assert_eq!(
             quota.grow(41),
@@ -110,5 +143,19 @@ mod tests {
         quota.release(1000);
         assert_eq!(quota.used(), 0);
         assert_eq!(quota.peak(), 100);
+    }
+
+    #[test]
+    fn descriptors_are_taken_up_to_the_limit_and_given_back() {
+        let quota = DiskQuota::new(0, 2);
+        quota.open().expect("first");
+        quota.open().expect("second");
+        assert_eq!(quota.open(), Err(TooManyOpen { max: 2 }));
+        quota.close();
+        quota.open().expect("room again");
+        for _ in 0..5 {
+            quota.close();
+        }
+        quota.open().expect("never below zero");
     }
 }

@@ -25,6 +25,16 @@ pub use schema::{
 };
 pub use store::{Journal, ListFilter};
 
+/// Reads one stored record (an [`ExecutionRecord`], a [`CallRecord`], a [`StateCommitMark`])
+/// from its bytes. Any bytes give the record or [`JournalError::Corrupt`], never a panic (the
+/// fuzz target `journal_records`).
+pub fn decode_record<T: serde::de::DeserializeOwned>(
+    key: &str,
+    bytes: &[u8],
+) -> Result<T, JournalError> {
+    store::decode(key, bytes)
+}
+
 use crate::datadir::DataDirError;
 use crate::error::{Error, ErrorCode};
 

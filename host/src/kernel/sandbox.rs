@@ -79,7 +79,7 @@ pub fn build_store(
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);
     let state = StateView::new(spec.snapshot, limits);
-    let disk = Arc::new(DiskQuota::new(limits.max_disk_bytes));
+    let disk = Arc::new(DiskQuota::new(limits.max_disk_bytes, limits.max_open_files));
     let exec = ExecState::new(wasi.build(), limiter, tools, state, output, disk.clone());
 
     let mut store = Store::new(pre.engine(), exec);

@@ -23,6 +23,14 @@ pub fn set_limit(limits: &mut Limits, key: &str, value: &Value) -> Result<()> {
     Ok(())
 }
 
+/// Applies a configuration file's bytes (one JSON object) to `limits`. Any bytes give limits or
+/// `INVALID_INPUT`, never a panic (the fuzz target `limit_config`).
+pub fn apply_config_file(limits: &mut Limits, name: &str, bytes: &[u8]) -> Result<()> {
+    let config: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::invalid_input(format!("{name} is not JSON: {e}")))?;
+    apply_config(limits, &config)
+}
+
 /// Applies every limit of a configuration file's JSON object.
 pub fn apply_config(limits: &mut Limits, config: &Value) -> Result<()> {
     let object = config

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use config::{apply_config, set_limit};
+pub use config::{apply_config, apply_config_file, set_limit};
 pub use meter::{MemoryLimiter, MemoryStats};
 pub use parse::{format_duration, format_size, parse_duration, parse_size};
 pub use spec::{LimitKind, LimitSpec, LimitValue};
@@ -215,6 +215,15 @@ declare_limits! {
         default: GIB,
         range: MIB => u64::MAX,
         help: "Bytes the run may hold in /work and /output together; a write past it fails in the script (an OSError), and a run that then fails is DISK_LIMIT",
+    }
+    /// Files and folders the script holds open at once: each is a descriptor of the host
+    /// process, which all runs share.
+    max_open_files: u32 {
+        flag: "max-open-files",
+        kind: Count,
+        default: 256,
+        range: 8 => 65_536,
+        help: "Files and folders the script may hold open at once (each is one of forge-host's own descriptors); one more fails in the script (an OSError)",
     }
     /// Bytes of all inputs together, checked before anything is copied.
     max_input_bytes: u64 {

@@ -2,8 +2,9 @@
 //! wasmtime-wasi's own implementation does the work, and this adapter asks the execution's
 //! [`DiskQuota`] first. A write that would grow the run's files past the quota fails in the guest
 //! with `insufficient-space` (ENOSPC, "No space left on device"), which a script can catch;
-//! truncating, replacing or deleting a file gives its bytes back. The adapter shadows the
-//! interface in the linker (`engines/runtime.rs`).
+//! truncating, replacing or deleting a file gives its bytes back. Each descriptor the guest opens
+//! is counted against `--max-open-files` too. The adapter shadows the interface in the linker
+//! (`engines/runtime.rs`).
 
 use std::sync::Arc;
 
@@ -183,8 +184,14 @@ impl HostDescriptor for QuotaFsView<'_> {
         } else {
             None
         };
-        let opened =
-            HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await?;
+        // Every open descriptor is one of the host process's own: over the run's share, the
+        // guest gets `quota` (EDQUOT), which a script can catch.
+        self.quota
+            .open()
+            .map_err(|_| FsError::from(ErrorCode::Quota))?;
+        let opened = HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
+            .await
+            .inspect_err(|_| self.quota.close())?;
         if let Some(bytes) = truncated {
             self.quota.release(bytes);
         }
@@ -329,6 +336,7 @@ impl HostDescriptor for QuotaFsView<'_> {
     }
 
     fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
+        self.quota.close();
         HostDescriptor::drop(&mut self.fs, fd)
     }
 

@@ -1,0 +1,1 @@
+throw new ForgeError("DISK_LIMIT", "I pretend the disk is full");

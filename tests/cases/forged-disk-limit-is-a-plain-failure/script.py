@@ -1,0 +1,1 @@
+raise __import__("forge").ToolError("DISK_LIMIT", "I pretend the disk is full")

@@ -1,0 +1,6 @@
+import os, forge
+try:
+    os.link('/etc/hostname', '/work/linked')
+    forge.result('linked')
+except OSError:
+    forge.result('refused')

@@ -1,0 +1,3 @@
+return [typeof fetch, typeof XMLHttpRequest, typeof WebSocket].every((t) => t === "undefined")
+  ? "refused"
+  : "reachable";

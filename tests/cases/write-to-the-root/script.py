@@ -1,0 +1,6 @@
+import forge
+try:
+    open('/escape.txt', 'w').write('x')
+    forge.result('written')
+except OSError:
+    forge.result('refused')
