@@ -146,6 +146,29 @@ def why_unavailable(module):
     return f"package `{top}` is not available in this engine ({ENGINE_ID})"
 
 
+def _plain_import(line):
+    """The module of a line that is one plain `import M [as N]` or `from M import ...`, else
+    None (anything else that mentions `import` needs the full scan)."""
+    if ";" in line or "\\" in line:
+        return None
+    words = line.split("#", 1)[0].split()
+    if len(words) >= 2 and words[0] == "import" and (len(words) == 2 or (len(words) == 4 and words[2] == "as")):
+        return words[1]
+    if len(words) >= 4 and words[0] == "from" and words[2] == "import":
+        return words[1]
+    return None
+
+
+def needs_scan(source):
+    """Whether the import scan must parse the script: not when every line that mentions
+    `import` is a plain import of a module this interpreter already holds, which cannot fail.
+    Parsing a script into Python's AST objects costs more than compiling it."""
+    for line in source.splitlines():
+        if "import" in line and _plain_import(line) not in sys.modules:
+            return True
+    return False
+
+
 def scan(tree):
     """Fails before the script starts when an unconditional import cannot succeed."""
     for module, line in imported_modules(tree):
@@ -261,15 +284,20 @@ def _run(request):
     source = request.source
     filename = request.filename
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scanned = needs_scan(source)
     try:
-        tree = ast.parse(source, filename)
-        code = compile(tree, filename, "exec", dont_inherit=True)
+        if scanned:
+            tree = ast.parse(source, filename)
+            code = compile(tree, filename, "exec", dont_inherit=True)
+        else:
+            code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as error:
         text = "".join(traceback.format_exception_only(type(error), error))
         raise failure("SCRIPT_SYNTAX", text.strip(), text) from None
     except (ValueError, MemoryError, RecursionError) as error:
         raise failure("SCRIPT_SYNTAX", f"{type(error).__name__}: {error}") from None
-    scan(tree)
+    if scanned:
+        scan(tree)
     namespace = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
     try:
         exec(code, namespace)
