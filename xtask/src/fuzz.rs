@@ -12,6 +12,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::setup::output;
 use crate::{Result, run, workspace_root};
 
 /// The targets, as `fuzz/Cargo.toml` names them.
@@ -32,16 +33,9 @@ const DEFAULT_SECONDS: u64 = 600;
 /// The cargo-fuzz the test set-up installs.
 const CARGO_FUZZ_VERSION: &str = "0.13.1";
 
-fn succeeds(command: &mut Command) -> Option<String> {
-    let out = command.output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// Nightly Rust and cargo-fuzz, each installed only when missing.
 fn setup() -> Result {
-    if succeeds(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_none() {
+    if output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_none() {
         eprintln!("xtask: installing nightly Rust (cargo-fuzz builds with it)");
         run(Command::new("rustup").args([
             "toolchain",
@@ -51,7 +45,7 @@ fn setup() -> Result {
             "minimal",
         ]))?;
     }
-    let installed = succeeds(Command::new("cargo").args(["fuzz", "--version"]))
+    let installed = output(Command::new("cargo").args(["fuzz", "--version"]))
         .is_some_and(|version| version.contains(CARGO_FUZZ_VERSION));
     if !installed {
         eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ_VERSION}");

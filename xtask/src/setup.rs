@@ -11,7 +11,8 @@ const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
 /// The Rust target guest components are built for.
 pub const WASM_TARGET: &str = "wasm32-wasip2";
 
-fn output(command: &mut Command) -> Option<String> {
+/// The standard output of `command`, if it ran and succeeded.
+pub fn output(command: &mut Command) -> Option<String> {
     let out = command.output().ok()?;
     out.status
         .success()
