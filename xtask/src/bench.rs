@@ -32,7 +32,8 @@ fn json_numbers(text: &str) -> Numbers {
     numbers
 }
 
-fn capture(command: &mut Command) -> Result<String> {
+/// The standard output of `command`, echoed first; its stderr in the error if it fails.
+pub(crate) fn capture(command: &mut Command) -> Result<String> {
     eprintln!("xtask: $ {}", crate::describe(command));
     let out = command.output().map_err(|e| format!("cannot start: {e}"))?;
     if !out.status.success() {

@@ -46,18 +46,11 @@ pub fn mcp_output(root: &Path, scratch: &Path) -> Result<String> {
     crate::setup::test_peers()?;
     let python = crate::setup::test_peers_venv().join("bin/python");
     let everything = root.join("tests/peers/node_modules/.bin/mcp-server-everything");
-    let out = Command::new(python)
-        .arg(root.join("bench/mcp/bench_mcp.py"))
-        .arg(root.join("target/release/forge-host"))
-        .arg(scratch.join("mcp-data"))
-        .arg(everything)
-        .output()
-        .map_err(|e| format!("cannot start bench_mcp.py: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "bench_mcp.py failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    crate::bench::capture(
+        Command::new(python)
+            .arg(root.join("bench/mcp/bench_mcp.py"))
+            .arg(root.join("target/release/forge-host"))
+            .arg(scratch.join("mcp-data"))
+            .arg(everything),
+    )
 }

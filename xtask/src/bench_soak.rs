@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::Result;
+use crate::bench::capture;
 
 /// (label, key, unit) of the rows BENCHMARKS.md shows.
 pub const ROWS: [(&str, &str, &str); 16] = [
@@ -84,34 +85,19 @@ pub const ROWS: [(&str, &str, &str); 16] = [
     ),
 ];
 
-fn output(command: &mut Command, what: &str) -> Result<String> {
-    let out = command
-        .output()
-        .map_err(|e| format!("cannot start {what}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// The floods' and the soak's numbers, as flat JSON texts.
 pub fn outputs(root: &Path, scratch: &Path) -> Result<Vec<String>> {
-    let floods = output(
+    let floods = capture(
         Command::new("python3")
             .arg(root.join("bench/floods/floods.py"))
             .arg(root.join("target/release/forge-host"))
             .arg(scratch.join("flood-data")),
-        "floods.py",
     )?;
-    let soak = output(
+    let soak = capture(
         Command::new(root.join("target/release/examples/soak"))
             .arg(root.join("target/engines"))
             .arg(scratch.join("soak-data"))
             .arg("10000"),
-        "the soak",
     )?;
     Ok(vec![floods, soak])
 }
