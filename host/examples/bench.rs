@@ -1,10 +1,13 @@
-//! Measures forge-host through its library API and prints one JSON object (milliseconds):
-//! engine compile and cached load, warm per-execution overhead, CPU-bound scripts and tool-call
-//! round trips, for every engine. `cargo xtask bench` runs it next to the peers.
+//! Measures forge-host through its library API and prints one JSON object (milliseconds unless
+//! the key says otherwise): engine compile and cached load, warm per-execution overhead,
+//! throughput at 8 concurrent runs, memory per concurrent sleeping run, CPU-bound scripts with
+//! fuel metering on and off, and tool-call round trips, for every engine. `cargo xtask bench`
+//! runs it next to the peers.
 //!
 //! Usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forge_host::engines::Cache;
@@ -29,6 +32,70 @@ async fn time_runs(
         assert!(report.succeeded(), "{:?}", report.error);
     }
     Ok(p50(samples))
+}
+
+/// Journaled runs per second of `request`, `concurrency` at a time, `total` in all.
+async fn throughput(
+    kernel: &Arc<Kernel>,
+    request: &ExecutionRequest,
+    concurrency: usize,
+    total: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let kernel = kernel.clone();
+            let request = request.clone();
+            tokio::spawn(async move {
+                for _ in 0..total / concurrency {
+                    let report = kernel.run(request.clone()).await?;
+                    assert!(report.succeeded(), "{:?}", report.error);
+                }
+                Ok::<_, forge_host::Error>(())
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await??;
+    }
+    Ok((total / concurrency * concurrency) as f64 / started.elapsed().as_secs_f64())
+}
+
+/// This process's resident set, in bytes.
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The resident memory each of `count` runs of `request` adds while they all wait at once in a
+/// tool call (MiB): the peak RSS while they wait, over the RSS before them, per run.
+async fn memory_per_waiting_run(
+    kernel: &Arc<Kernel>,
+    request: &ExecutionRequest,
+    count: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let before = rss_bytes();
+    let runs: Vec<_> = (0..count)
+        .map(|_| {
+            let kernel = kernel.clone();
+            let request = request.clone();
+            tokio::spawn(async move { kernel.run(request).await })
+        })
+        .collect();
+    let mut peak = before;
+    while !runs.iter().all(|run| run.is_finished()) {
+        peak = peak.max(rss_bytes());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for run in runs {
+        let report = run.await??;
+        assert!(report.succeeded(), "{:?}", report.error);
+    }
+    Ok(peak.saturating_sub(before) as f64 / count as f64 / (1024.0 * 1024.0))
 }
 
 /// Compile with an empty cache (in a directory holding only this engine), then load the cached
@@ -95,10 +162,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     out.insert("science_component_cached_load_ms".into(), json!(sci_load));
 
-    let kernel = Kernel::builder(DataDir::new(&data))
-        .engine_dirs(vec![engines])
-        .build()
-        .await?;
+    let kernel = Arc::new(
+        Kernel::builder(DataDir::new(&data))
+            .engine_dirs(vec![engines])
+            .build()
+            .await?,
+    );
     let js = |source: &str| ExecutionRequest::new(source, "bench.js");
     let py = |source: &str| ExecutionRequest::new(source, "bench.py");
     // Warm-up: the first run of each engine maps its precompiled file.
@@ -113,10 +182,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "library_return_1_p50_ms".into(),
         json!(time_runs(&kernel, &js("return 1"), 300).await?),
     );
+    out.insert(
+        "throughput_return_1_8_concurrent_runs_per_s".into(),
+        json!(throughput(&kernel, &js("return 1"), 8, 4000).await?),
+    );
+    out.insert(
+        "throughput_return_1_sequential_runs_per_s".into(),
+        json!(throughput(&kernel, &js("return 1"), 1, 1000).await?),
+    );
     let cpu = "let s = 0; for (let i = 1; i <= 10000000; i++) s += i; return s;";
     out.insert(
         "cpu_sum_1e7_ms".into(),
         json!(time_runs(&kernel, &js(cpu), 3).await?),
+    );
+    let mut metered = js(cpu);
+    metered.limits.fuel = Some(u64::MAX / 2);
+    kernel.run(metered.clone()).await?;
+    out.insert(
+        "cpu_sum_1e7_fuel_on_ms".into(),
+        json!(time_runs(&kernel, &metered, 3).await?),
+    );
+    let mut sleeping = js("await tools.call('sleep', { ms: 1500 }); return 1;");
+    sleeping.limits.max_concurrency = 1;
+    out.insert(
+        "memory_per_sleeping_run_100_mib".into(),
+        json!(memory_per_waiting_run(&kernel, &sleeping, 100).await?),
+    );
+    let mut py_sleeping = py("import forge\nforge.call('sleep', {'ms': 3000})\nforge.result(1)\n");
+    py_sleeping.limits.max_concurrency = 1;
+    out.insert(
+        "python_memory_per_sleeping_run_100_mib".into(),
+        json!(memory_per_waiting_run(&kernel, &py_sleeping, 100).await?),
     );
     let mut calls = js("for (let i = 0; i < 1000; i++) await tools.call('echo', { i }); return 1;");
     calls.limits.max_tool_calls = 1000;
@@ -134,6 +230,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     out.insert(
         "python_sum_range_1e6_run_ms".into(),
         json!(time_runs(&kernel, &sum, 5).await?),
+    );
+    let mut sum_metered = sum.clone();
+    sum_metered.limits.fuel = Some(u64::MAX / 2);
+    kernel.run(sum_metered.clone()).await?;
+    out.insert(
+        "python_sum_range_1e6_fuel_on_run_ms".into(),
+        json!(time_runs(&kernel, &sum_metered, 5).await?),
     );
     let mut py_calls =
         py("import forge\nfor i in range(1000):\n    forge.call('echo', {'i': i})\n");

@@ -10,6 +10,7 @@ mod habits;
 mod journal;
 mod mcp_server;
 mod mcp_tools;
+mod no_leaks;
 mod python;
 mod run;
 mod science;

@@ -10,18 +10,26 @@
 //! over its budget is refused here before it is copied out.
 
 wit_bindgen::generate!({
-    world: "script-engine",
+    world: "preinitialized-script-engine",
     path: "../../wit",
 });
 
 mod bridge;
+mod random;
 mod runner;
 
-use exports::forge::engine::engine::{EngineInfo, Guest, RunRequest, ScriptError};
+use exports::forge::engine::engine::{EngineInfo, Guest as EngineGuest, RunRequest, ScriptError};
 
 struct QuickJs;
 
 impl Guest for QuickJs {
+    /// Creates the runtime and context and evaluates the prelude, once, for the host to snapshot.
+    fn wizer_initialize() {
+        runner::prepare();
+    }
+}
+
+impl EngineGuest for QuickJs {
     fn describe() -> EngineInfo {
         EngineInfo {
             id: "javascript-quickjs".into(),

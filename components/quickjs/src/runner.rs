@@ -1,14 +1,21 @@
-//! One run: a fresh runtime and context, the prelude, the script as an async function body, and
-//! the loop that drives its promise to the end, waiting on the host for tool calls.
+//! One run: a runtime and context with the prelude evaluated, the script as an async function
+//! body, and the loop that drives its promise to the end, waiting on the host for tool calls.
+//!
+//! The runtime, context and prelude are built by [`prepare`], which the host calls once and
+//! snapshots (`wizer-initialize`), so a run normally starts with them already in memory. An
+//! instance that was not pre-initialised builds them at the start of its run instead.
+
+use std::cell::RefCell;
 
 use rquickjs::{
-    CatchResultExt, CaughtError, Context, Ctx, Function, Object, Promise, Runtime, Value,
-    context::EvalOptions, promise::PromiseState,
+    CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime,
+    Value, context::EvalOptions, promise::PromiseState,
 };
 
 use crate::bridge;
 use crate::exports::forge::engine::engine::{RunRequest, ScriptError};
 use crate::forge::engine::tools;
+use crate::random;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -24,16 +31,66 @@ fn engine_failure(error: rquickjs::Error) -> ScriptError {
     failure("ISOLATE_FAILURE", format!("QuickJS: {error}"), None)
 }
 
-/// Runs `request` to completion.
-pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
-    let runtime = Runtime::new().map_err(engine_failure)?;
-    let context = Context::full(&runtime).map_err(engine_failure)?;
-    context.with(|ctx| run_in(&ctx, &request))
+/// A context with the prelude evaluated, and the prelude's private API. Fields drop in order:
+/// the API before the context, the context before the runtime.
+struct Prepared {
+    api: Persistent<Object<'static>>,
+    context: Context,
+    _runtime: Runtime,
 }
 
-fn run_in<'js>(ctx: &Ctx<'js>, request: &RunRequest) -> Result<Option<String>, ScriptError> {
+thread_local! {
+    /// Set by [`prepare`]; taken by the one run of this instance.
+    static PREPARED: RefCell<Option<Prepared>> = const { RefCell::new(None) };
+}
+
+fn build() -> Result<Prepared, ScriptError> {
+    let runtime = Runtime::new().map_err(engine_failure)?;
+    let context = Context::full(&runtime).map_err(engine_failure)?;
+    let api = context.with(|ctx| -> Result<_, ScriptError> {
+        random::install(&ctx).map_err(engine_failure)?;
+        let api = install_prelude(&ctx)?;
+        Ok(Persistent::save(&ctx, api))
+    })?;
+    // Garbage from parsing the prelude would otherwise be part of every snapshot.
+    runtime.run_gc();
+    Ok(Prepared {
+        api,
+        context,
+        _runtime: runtime,
+    })
+}
+
+/// Builds the runtime, context and prelude ahead of the run (`wizer-initialize`). Idempotent.
+pub fn prepare() {
+    PREPARED.with_borrow_mut(|prepared| {
+        if prepared.is_none() {
+            // A failure here leaves nothing prepared; the run builds again and reports it.
+            *prepared = build().ok();
+        }
+    });
+    random::forget_seed();
+}
+
+/// Runs `request` to completion.
+pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
+    let prepared = match PREPARED.take() {
+        Some(prepared) => prepared,
+        None => build()?,
+    };
+    let Prepared { api, context, .. } = &prepared;
+    context.with(|ctx| {
+        let api = api.clone().restore(&ctx).map_err(engine_failure)?;
+        run_in(&ctx, api, &request)
+    })
+}
+
+fn run_in<'js>(
+    ctx: &Ctx<'js>,
+    api: Object<'js>,
+    request: &RunRequest,
+) -> Result<Option<String>, ScriptError> {
     bridge::set_limits(&request.limits);
-    let api = install_prelude(ctx)?;
     let settle: Function = api.get("settle").map_err(engine_failure)?;
     let encode: Function = api.get("encodeResult").map_err(engine_failure)?;
     let describe: Function = api.get("describeError").map_err(engine_failure)?;

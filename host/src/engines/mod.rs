@@ -7,6 +7,7 @@ mod cache;
 mod host;
 mod install;
 mod instance;
+mod preinit;
 pub mod python_imports;
 mod registry;
 mod runtime;

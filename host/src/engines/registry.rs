@@ -17,9 +17,10 @@ use wasmtime::component::Component;
 use super::bindings::ScriptEnginePre;
 use super::cache::Cache;
 use super::instance::ExecState;
+use super::preinit;
 use super::runtime::Runtime;
 use crate::datadir::DataDir;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::primitives::sha256_hex;
 
 /// The file in an engine directory that pins its components.
@@ -380,7 +381,7 @@ impl EngineRegistry {
         }
         let runtime = Runtime::get(fuel)?;
         let started = Instant::now();
-        let (component, compiled) = self.component(entry, runtime)?;
+        let (component, compiled) = self.component(entry, runtime).await?;
         let instance_pre = runtime.linker().instantiate_pre(&component).map_err(|e| {
             Error::engine_unavailable(format!(
                 "{} does not fit the forge:engine world: {e}",
@@ -418,7 +419,9 @@ impl EngineRegistry {
         Ok((pre, timing))
     }
 
-    fn component(&self, entry: &EngineEntry, runtime: &Runtime) -> Result<(Component, bool)> {
+    /// The compiled component: mapped from the cache, or compiled (after pre-initialising it, for
+    /// an engine that asks for it) and cached.
+    async fn component(&self, entry: &EngineEntry, runtime: &Runtime) -> Result<(Component, bool)> {
         let compiled_path = self
             .cache
             .compiled_path(&entry.sha256, &runtime.cache_key());
@@ -445,6 +448,13 @@ impl EngineRegistry {
                 entry.sha256
             )));
         }
+        let bytes = if preinit::wants_preinit(&bytes) {
+            preinit::snapshot(&entry.path, &bytes)
+                .await
+                .map_err(|error| Error::from_source(ErrorCode::EngineUnavailable, error))?
+        } else {
+            bytes
+        };
         let component = Component::new(runtime.engine(), &bytes).map_err(|e| {
             Error::engine_unavailable(format!("{} does not compile: {e}", entry.path.display()))
         })?;

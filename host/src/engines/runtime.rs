@@ -93,6 +93,8 @@ impl Runtime {
 
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
+        // A pre-initialised engine's compiled form also depends on how it was snapshotted.
+        super::preinit::SNAPSHOT_FORMAT.hash(&mut hasher);
         let config_hash = format!("{:016x}", hasher.finish());
 
         let weak = engine.weak();

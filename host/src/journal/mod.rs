@@ -11,8 +11,10 @@
 //! it is created when its guest is about to start (already `running`, with its inputs), and
 //! closed with its nested calls, metrics and publication. One that fails before it runs is
 //! written once, already terminal. A crash between the two leaves a `running` record that
-//! reconciliation closes.
+//! reconciliation closes. The two writes of executions that run at the same time are committed
+//! in groups, one durable transaction for many of them (`group`).
 
+mod group;
 mod owner;
 mod reconcile;
 mod schema;
@@ -94,6 +96,9 @@ pub enum JournalError {
     /// The database failed.
     #[error("journal database")]
     Database(#[source] redb::Error),
+    /// The thread that commits executions' changes is gone.
+    #[error("the journal's committing thread stopped")]
+    Stopped,
     /// A record does not read back.
     #[error("journal record `{key}` does not read back")]
     Corrupt {

@@ -1,12 +1,13 @@
 //! The redb side of the journal: every operation is one short transaction on the data
 //! directory's database, shared by every process that uses it (redb `MultiWriter` mode).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableError};
 
 use super::Closing;
 use super::JournalError;
+use super::group::{Change, GroupCommit};
 use super::schema::{
     self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
     SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, Step,
@@ -63,6 +64,8 @@ pub struct ListFilter {
 #[derive(Clone)]
 pub struct Journal {
     pub(super) db: Arc<Database>,
+    /// Started on the first grouped write; `None` inside if its thread could not start.
+    group: Arc<OnceLock<Option<GroupCommit>>>,
 }
 
 impl Journal {
@@ -70,7 +73,10 @@ impl Journal {
     /// executions that a dead process left open.
     pub fn open(dir: &DataDir) -> Result<Self, JournalError> {
         let db = dir.database().map_err(JournalError::Open)?;
-        let journal = Journal { db };
+        let journal = Journal {
+            db,
+            group: Arc::new(OnceLock::new()),
+        };
         journal.check_schema()?;
         journal.reconcile()?;
         Ok(journal)
@@ -106,33 +112,11 @@ impl Journal {
     /// Records a new execution (durably).
     pub fn create(&self, record: &ExecutionRecord) -> Result<(), JournalError> {
         let write = self.db.begin_write().map_err(database)?;
-        {
-            let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
-            if executions
-                .get(record.id.as_str())
-                .map_err(database)?
-                .is_some()
-            {
-                return Err(JournalError::Duplicate(record.id.clone()));
-            }
-            let text = encode(&record.id, record)?;
-            executions
-                .insert(record.id.as_str(), text.as_slice())
-                .map_err(database)?;
-            if !record.status.is_terminal() {
-                let owner = encode(&record.id, &record.owner)?;
-                write
-                    .open_table(OPEN)
-                    .map_err(database)?
-                    .insert(record.id.as_str(), owner.as_slice())
-                    .map_err(database)?;
-            }
-        }
+        create_in(&write, record)?;
         write.commit().map_err(database)
     }
 
-    /// Applies `change` to execution `id` in one transaction, after checking that every state
-    /// in `path` is allowed in turn from where the record is now (compare-and-set).
+    /// Applies `change` to execution `id` in one transaction (see [`update_in`]).
     fn update(
         &self,
         id: &str,
@@ -140,41 +124,7 @@ impl Journal {
         change: impl FnOnce(&mut ExecutionRecord, &redb::WriteTransaction) -> Result<(), JournalError>,
     ) -> Result<ExecutionRecord, JournalError> {
         let write = self.db.begin_write().map_err(database)?;
-        let record = {
-            let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
-            let bytes = executions
-                .get(id)
-                .map_err(database)?
-                .map(|v| v.value().to_vec())
-                .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
-            let mut record: ExecutionRecord = decode(id, &bytes)?;
-            let at = now_utc();
-            for &to in path {
-                if !record.status.can_become(to) {
-                    return Err(JournalError::Transition {
-                        id: id.to_string(),
-                        from: record.status,
-                        to,
-                    });
-                }
-                record.status = to;
-                record.steps.push(Step {
-                    state: to,
-                    at: at.clone(),
-                });
-            }
-            change(&mut record, &write)?;
-            let text = encode(id, &record)?;
-            executions.insert(id, text.as_slice()).map_err(database)?;
-            if record.status.is_terminal() {
-                write
-                    .open_table(OPEN)
-                    .map_err(database)?
-                    .remove(id)
-                    .map_err(database)?;
-            }
-            record
-        };
+        let record = update_in(&write, id, path, change)?;
         write.commit().map_err(database)?;
         Ok(record)
     }
@@ -190,41 +140,55 @@ impl Journal {
         self.update(id, &[to], |_, _| Ok(())).map(|_| ())
     }
 
+    /// [`Journal::create`], committed in one transaction with the other executions' writes
+    /// queued at the same time. It is queued now, in order with this journal's other grouped
+    /// writes; the future resolves once it is durable, and the caller's thread never blocks.
+    pub fn create_grouped(
+        &self,
+        record: ExecutionRecord,
+    ) -> impl Future<Output = Result<(), JournalError>> + Send + 'static {
+        let answer = self.grouped(Change::Create(Box::new(record)));
+        async move { answer.await.map(|_| ()) }
+    }
+
+    /// [`Journal::close`], committed like [`Journal::create_grouped`].
+    pub async fn close_grouped(
+        &self,
+        id: &str,
+        closing: Closing,
+    ) -> Result<ExecutionRecord, JournalError> {
+        self.grouped(Change::Close(id.to_string(), Box::new(closing)))
+            .await?
+            .ok_or_else(|| JournalError::NotFound(id.to_string()))
+    }
+
+    fn grouped(
+        &self,
+        change: Change,
+    ) -> futures::future::BoxFuture<'static, Result<Option<ExecutionRecord>, JournalError>> {
+        let group = self
+            .group
+            .get_or_init(|| GroupCommit::start(self.db.clone()).ok());
+        match group {
+            Some(group) => Box::pin(group.submit(change)),
+            // No thread for it: commit here, as the plain operations do.
+            None => {
+                let answer = match change {
+                    Change::Create(record) => self.create(&record).map(|()| None),
+                    Change::Close(id, closing) => self.close(&id, *closing).map(Some),
+                };
+                Box::pin(std::future::ready(answer))
+            }
+        }
+    }
+
     /// Ends execution `id`, once: a second close fails and changes nothing. Its nested calls are
     /// written in the same transaction.
     pub fn close(&self, id: &str, closing: Closing) -> Result<ExecutionRecord, JournalError> {
-        if !closing.status.is_terminal() {
-            return Err(JournalError::WrongOperation {
-                id: id.to_string(),
-                to: closing.status,
-            });
-        }
-        let mut path = closing.passed.clone();
-        path.push(closing.status);
-        self.update(id, &path, |record, write| {
-            if let Some((code, message)) = closing.error {
-                record.error_code = Some(code);
-                record.error_message = Some(truncate(message));
-            }
-            record.ended_at = Some(now_utc());
-            record.metrics = closing.metrics;
-            record.out_dir = closing.out_dir;
-            record.outputs = closing.outputs;
-            // Closed whole: the mark of its state commit is no longer needed.
-            write
-                .open_table(STATE_COMMITS)
-                .map_err(database)?
-                .remove(id)
-                .map_err(database)?;
-            let mut calls = write.open_table(CALLS).map_err(database)?;
-            for call in &closing.calls {
-                let text = encode(id, call)?;
-                calls
-                    .insert((id, call.position), text.as_slice())
-                    .map_err(database)?;
-            }
-            Ok(())
-        })
+        let write = self.db.begin_write().map_err(database)?;
+        let record = close_in(&write, id, closing)?;
+        write.commit().map_err(database)?;
+        Ok(record)
     }
 
     /// Records, inside `write` (the state store's commit transaction), that execution `id`
@@ -290,6 +254,123 @@ impl Journal {
         }
         Ok(out)
     }
+}
+
+/// Writes a new execution inside `write`. Checks before it writes: an error leaves `write` as it
+/// was, so that one refused change does not spoil a group commit.
+pub(super) fn create_in(
+    write: &redb::WriteTransaction,
+    record: &ExecutionRecord,
+) -> Result<(), JournalError> {
+    let text = encode(&record.id, record)?;
+    let owner = encode(&record.id, &record.owner)?;
+    let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
+    if executions
+        .get(record.id.as_str())
+        .map_err(database)?
+        .is_some()
+    {
+        return Err(JournalError::Duplicate(record.id.clone()));
+    }
+    executions
+        .insert(record.id.as_str(), text.as_slice())
+        .map_err(database)?;
+    if !record.status.is_terminal() {
+        write
+            .open_table(OPEN)
+            .map_err(database)?
+            .insert(record.id.as_str(), owner.as_slice())
+            .map_err(database)?;
+    }
+    Ok(())
+}
+
+/// Applies `change` to execution `id` inside `write`, after checking that every state in `path`
+/// is allowed in turn from where the record is now (compare-and-set). The checks come before any
+/// write, as in [`create_in`]; `change` must fail, if at all, before it writes.
+fn update_in(
+    write: &redb::WriteTransaction,
+    id: &str,
+    path: &[ExecutionState],
+    change: impl FnOnce(&mut ExecutionRecord, &redb::WriteTransaction) -> Result<(), JournalError>,
+) -> Result<ExecutionRecord, JournalError> {
+    let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
+    let bytes = executions
+        .get(id)
+        .map_err(database)?
+        .map(|v| v.value().to_vec())
+        .ok_or_else(|| JournalError::NotFound(id.to_string()))?;
+    let mut record: ExecutionRecord = decode(id, &bytes)?;
+    let at = now_utc();
+    for &to in path {
+        if !record.status.can_become(to) {
+            return Err(JournalError::Transition {
+                id: id.to_string(),
+                from: record.status,
+                to,
+            });
+        }
+        record.status = to;
+        record.steps.push(Step {
+            state: to,
+            at: at.clone(),
+        });
+    }
+    change(&mut record, write)?;
+    let text = encode(id, &record)?;
+    executions.insert(id, text.as_slice()).map_err(database)?;
+    if record.status.is_terminal() {
+        write
+            .open_table(OPEN)
+            .map_err(database)?
+            .remove(id)
+            .map_err(database)?;
+    }
+    Ok(record)
+}
+
+/// Ends execution `id` inside `write`, with its nested calls (see [`Journal::close`]).
+pub(super) fn close_in(
+    write: &redb::WriteTransaction,
+    id: &str,
+    closing: Closing,
+) -> Result<ExecutionRecord, JournalError> {
+    if !closing.status.is_terminal() {
+        return Err(JournalError::WrongOperation {
+            id: id.to_string(),
+            to: closing.status,
+        });
+    }
+    let calls = closing
+        .calls
+        .iter()
+        .map(|call| Ok((call.position, encode(id, call)?)))
+        .collect::<Result<Vec<_>, JournalError>>()?;
+    let mut path = closing.passed.clone();
+    path.push(closing.status);
+    update_in(write, id, &path, |record, write| {
+        if let Some((code, message)) = closing.error {
+            record.error_code = Some(code);
+            record.error_message = Some(truncate(message));
+        }
+        record.ended_at = Some(now_utc());
+        record.metrics = closing.metrics;
+        record.out_dir = closing.out_dir;
+        record.outputs = closing.outputs;
+        // Closed whole: the mark of its state commit is no longer needed.
+        write
+            .open_table(STATE_COMMITS)
+            .map_err(database)?
+            .remove(id)
+            .map_err(database)?;
+        let mut table = write.open_table(CALLS).map_err(database)?;
+        for (position, text) in &calls {
+            table
+                .insert((id, *position), text.as_slice())
+                .map_err(database)?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -379,6 +460,48 @@ mod tests {
         let states: Vec<_> = before.steps.iter().map(|s| s.state.as_str()).collect();
         assert_eq!(states, ["running", "collecting", "committing", "succeeded"]);
         assert!(matches!(journal.get("zzz"), Err(JournalError::NotFound(_))));
+    }
+
+    #[tokio::test]
+    async fn grouped_writes_commit_together_and_a_refused_one_fails_alone() {
+        let (_dir, journal) = journal();
+        let running = |id: &str| {
+            let mut record = record(id, Owner::current());
+            record.status = ExecutionState::Running;
+            record
+        };
+        // All queued before any is awaited: the committing thread takes them in groups, in
+        // order, so each close follows its own create.
+        let mut creates = Vec::new();
+        let mut closes = Vec::new();
+        for i in 0..50 {
+            let id = format!("r{i}");
+            creates.push(journal.create_grouped(running(&id)));
+            closes.push({
+                let journal = journal.clone();
+                async move {
+                    journal
+                        .close_grouped(&id, closing(ExecutionState::Succeeded))
+                        .await
+                }
+            });
+        }
+        let duplicate = journal.create_grouped(running("r7"));
+        let second_close = journal.close_grouped("r3", closing(ExecutionState::Failed));
+        for created in futures::future::join_all(creates).await {
+            created.expect("created");
+        }
+        for closed in futures::future::join_all(closes).await {
+            assert_eq!(closed.expect("closed").status, ExecutionState::Succeeded);
+        }
+        assert!(matches!(duplicate.await, Err(JournalError::Duplicate(_))));
+        assert!(matches!(
+            second_close.await,
+            Err(JournalError::Transition { .. })
+        ));
+        let all = journal.list(&ListFilter::default()).expect("list");
+        assert_eq!(all.len(), 50);
+        assert!(all.iter().all(|r| r.status == ExecutionState::Succeeded));
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use futures::{FutureExt, TryFutureExt};
+
 use super::facts::{Facts, advance};
 use super::report::RunReport;
 use super::sandbox::{self, SandboxSpec};
@@ -17,6 +19,7 @@ use crate::files::{self, InputRecord, JobDir};
 use crate::journal::{Closing, ExecutionRecord, ExecutionState, JournalInput, Owner, Step};
 use crate::output::{Event, TaskLog};
 use crate::primitives::{now_utc, sha256_hex};
+use crate::tools::RecordDurable;
 
 /// A fresh execution id: time-ordered, then random.
 pub fn new_execution_id() -> String {
@@ -143,24 +146,48 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     };
 
     // The first durable step: from here on a crash leaves a record that reconciliation closes.
+    // It is queued now and committed with other executions' writes while the guest starts;
+    // anything that changes the world outside (a tool call with a write, process or external
+    // effect, a state commit, a publication) waits until it is durable.
     advance(&mut life, ExecutionState::Running);
     step(&mut record, ExecutionState::Running);
     record.inputs = prepared.inputs.iter().map(journal_input).collect();
-    kernel.journal.create(&record)?;
+    let record_durable: RecordDurable = kernel
+        .journal
+        .create_grouped(record)
+        .map_err(|error| Arc::<str>::from(crate::error::chain_text(&error)))
+        .boxed()
+        .shared();
+    let mut prepared = prepared;
+    prepared
+        .store
+        .data_mut()
+        .tools
+        .hold_effects_until(record_durable.clone());
     (facts.events)(Event::Started { id: id.clone() });
-    let (report, job) = finish(kernel, &facts, prepared, &mut life).await;
-    kernel.journal.close(
-        &id,
-        Closing {
-            status: report.status,
-            error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
-            metrics: Some(report.metrics.clone()),
-            calls: report.calls.clone(),
-            out_dir: report.out_dir.clone(),
-            outputs: report.outputs.clone(),
-            passed: passed_through(&life, report.status),
-        },
-    )?;
+    let (report, job) = finish(kernel, &facts, prepared, &mut life, record_durable).await;
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            kernel.jobs.give_back(job);
+            return Err(error);
+        }
+    };
+    kernel
+        .journal
+        .close_grouped(
+            &id,
+            Closing {
+                status: report.status,
+                error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
+                metrics: Some(report.metrics.clone()),
+                calls: report.calls.clone(),
+                out_dir: report.out_dir.clone(),
+                outputs: report.outputs.clone(),
+                passed: passed_through(&life, report.status),
+            },
+        )
+        .await?;
     kernel.jobs.give_back(job);
     Ok(report)
 }
@@ -235,13 +262,15 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
     })
 }
 
-/// Runs the guest under its deadline and cancellation, then settles how it ended.
+/// Runs the guest under its deadline and cancellation, then settles how it ended, once its
+/// `running` record is durable (`Err` if it could not be written).
 async fn finish(
     kernel: &Kernel,
     facts: &Facts<'_>,
     prepared: Prepared,
     life: &mut Lifecycle,
-) -> (RunReport, JobDir) {
+    record_durable: RecordDurable,
+) -> (Result<RunReport>, JobDir) {
     let Prepared {
         pre,
         job,
@@ -256,10 +285,18 @@ async fn finish(
     let finished = sandbox::race(pre, store, run_request, deadline, cancel).await;
     advance(life, ExecutionState::Collecting);
     let collected = settle::collect(finished, &request.limits, &observers);
+    // State and publication change the world outside: not before the record is durable.
+    if let Err(why) = record_durable.await {
+        let error = Error::new(
+            crate::error::ErrorCode::IsolateFailure,
+            format!("the execution's journal record could not be written: {why}"),
+        );
+        return (Err(error), job);
+    }
     let settled = settle::settle(kernel, facts, &job, &inputs, collected, life);
     advance(life, settled.verdict.status);
     let report = settle::report(facts, settled, &observers, inputs, &job);
-    (report, job)
+    (Ok(report), job)
 }
 
 /// Refuses a rerun whose inputs no longer hash to what the first run copied.

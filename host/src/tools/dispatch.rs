@@ -40,6 +40,11 @@ struct Finished {
 
 type CallFuture = Pin<Box<dyn Future<Output = Finished> + Send>>;
 
+/// Resolves once the execution's `running` record is durable in the journal, or with why it
+/// could not be written.
+pub type RecordDurable =
+    futures::future::Shared<futures::future::BoxFuture<'static, Result<(), Arc<str>>>>;
+
 /// The nested calls of one execution.
 pub struct ToolCalls {
     registry: Arc<ToolRegistry>,
@@ -51,6 +56,8 @@ pub struct ToolCalls {
     permits: Arc<Semaphore>,
     /// Puts calls the policy would deny to a person (`--ask`), one question at a time.
     asker: Option<(Asker, Arc<tokio::sync::Mutex<()>>)>,
+    /// What a call that can change the world outside waits for (see [`ToolCalls::hold_effects_until`]).
+    record_durable: Option<RecordDurable>,
     running: JoinSet<Finished>,
     /// The call each running task serves, so that a task that panics is blamed on its own call.
     tasks: HashMap<tokio::task::Id, u64>,
@@ -75,6 +82,7 @@ impl ToolCalls {
             tool_timeout: limits.tool_timeout_ms.map(Duration::from_millis),
             permits: Arc::new(Semaphore::new(limits.max_concurrency as usize)),
             asker: None,
+            record_durable: None,
             running: JoinSet::new(),
             tasks: HashMap::new(),
             ready: VecDeque::new(),
@@ -86,6 +94,14 @@ impl ToolCalls {
     pub fn with_asker(mut self, asker: Option<Asker>) -> Self {
         self.asker = asker.map(|asker| (asker, Arc::default()));
         self
+    }
+
+    /// Calls with a `write`, `process` or `external` effect wait, before the tool runs, until
+    /// `durable` resolves: the execution's `running` record is then in the journal, so crash
+    /// reconciliation knows of every execution that could have changed something outside.
+    /// Other calls run at once. A record that cannot be written fails such calls.
+    pub fn hold_effects_until(&mut self, durable: RecordDurable) {
+        self.record_durable = Some(durable);
     }
 
     /// The registry the catalog reads.
@@ -259,6 +275,10 @@ impl ToolCalls {
         let permits = self.permits.clone();
         let max_response = self.max_response_bytes;
         let tool_timeout = self.tool_timeout;
+        let record_durable = match tool.info().effect {
+            Effect::Write | Effect::Process | Effect::External => self.record_durable.clone(),
+            Effect::Read | Effect::Internal => None,
+        };
         Box::pin(async move {
             let begun = Instant::now();
             let mut decision = None;
@@ -286,6 +306,22 @@ impl ToolCalls {
                 None => permits.acquire_owned().await.ok(),
             };
             let name = tool.info().name.clone();
+            if let Some(Err(why)) = match record_durable {
+                Some(durable) => Some(durable.await),
+                None => None,
+            } {
+                return Finished {
+                    id,
+                    outcome: Err(ToolError {
+                        code: ErrorCode::IsolateFailure,
+                        message: format!(
+                            "`{name}` did not run: the execution's journal record could not be written: {why}"
+                        ),
+                    }),
+                    duration: begun.elapsed(),
+                    decision,
+                };
+            }
             let called = tool.call(input);
             let answered = match tool_timeout {
                 // Dropping the call's future cancels it (an MCP server is told so).
@@ -567,6 +603,103 @@ mod tests {
         fn call(&self, _: Value) -> super::super::ToolFuture {
             Box::pin(std::future::pending())
         }
+    }
+
+    #[tokio::test]
+    async fn calls_that_change_the_world_wait_for_the_record_and_others_do_not() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Counted(super::super::ToolInfo, Arc<AtomicUsize>);
+        impl super::super::Tool for Counted {
+            fn info(&self) -> &super::super::ToolInfo {
+                &self.0
+            }
+            fn call(&self, _: Value) -> super::super::ToolFuture {
+                self.1.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async { Ok(Value::Null) })
+            }
+        }
+        let mut registry = ToolRegistry::new();
+        let ran: Vec<Arc<AtomicUsize>> = (0..5).map(|_| Arc::default()).collect();
+        let effects = [
+            Effect::Write,
+            Effect::Process,
+            Effect::External,
+            Effect::Read,
+            Effect::Internal,
+        ];
+        for (effect, ran) in effects.iter().zip(&ran) {
+            let info = super::super::ToolInfo {
+                name: effect.as_str().into(),
+                description: String::new(),
+                input_schema: Value::Null,
+                effect: *effect,
+            };
+            registry.register(Arc::new(Counted(info, ran.clone())));
+        }
+        let (written, durable) = tokio::sync::oneshot::channel::<()>();
+        let durable: RecordDurable = futures::FutureExt::shared(Box::pin(async move {
+            durable.await.map_err(|_| Arc::<str>::from("dropped"))
+        })
+            as futures::future::BoxFuture<'static, _>);
+        let mut calls = ToolCalls::new(Arc::new(registry), Policy::allow_all(), &Limits::default());
+        calls.hold_effects_until(durable);
+        for effect in effects {
+            calls
+                .begin(effect.as_str(), "{}")
+                .expect("no stop")
+                .expect("begun");
+        }
+        // `read` and `internal` finish without the record; the others have not started.
+        for _ in 0..2 {
+            calls.wait_any().await.expect("a completion");
+        }
+        let counts = || {
+            ran.iter()
+                .map(|r| r.load(Ordering::SeqCst))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(counts(), [0, 0, 0, 1, 1]);
+        written.send(()).expect("the calls wait");
+        for _ in 0..3 {
+            let done = calls.wait_any().await.expect("a completion");
+            assert!(done.outcome.is_ok(), "{done:?}");
+        }
+        assert_eq!(counts(), [1, 1, 1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn a_record_that_cannot_be_written_fails_the_calls_that_wait_for_it() {
+        let mut registry = ToolRegistry::new();
+        let info = super::super::ToolInfo {
+            name: "process".into(),
+            description: String::new(),
+            input_schema: Value::Null,
+            effect: Effect::Process,
+        };
+        struct Never(super::super::ToolInfo);
+        impl super::super::Tool for Never {
+            fn info(&self) -> &super::super::ToolInfo {
+                &self.0
+            }
+            fn call(&self, _: Value) -> super::super::ToolFuture {
+                panic!("it must not run without its record")
+            }
+        }
+        registry.register(Arc::new(Never(info)));
+        let failed: RecordDurable = futures::FutureExt::shared(Box::pin(std::future::ready(Err(
+            Arc::<str>::from("disk full"),
+        )))
+            as futures::future::BoxFuture<'static, _>);
+        let mut calls = ToolCalls::new(Arc::new(registry), Policy::allow_all(), &Limits::default());
+        calls.hold_effects_until(failed);
+        calls
+            .begin("process", "{}")
+            .expect("no stop")
+            .expect("begun");
+        let done = calls.wait_any().await.expect("a completion");
+        let error = done.outcome.expect_err("it fails");
+        assert_eq!(error.code, ErrorCode::IsolateFailure);
+        assert!(error.message.contains("disk full"), "{}", error.message);
     }
 
     #[tokio::test]

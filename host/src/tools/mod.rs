@@ -21,7 +21,7 @@ use serde_json::Value;
 
 pub use builtin::{EchoTool, FailTool, SleepTool};
 pub use call_log::CallLog;
-pub use dispatch::{Completion, ToolCalls};
+pub use dispatch::{Completion, RecordDurable, ToolCalls};
 pub use server_log::{LineSink, ServerLogs, Subscription};
 
 use crate::error::ErrorCode;
