@@ -34,6 +34,51 @@ async fn time_runs(
     Ok(p50(samples))
 }
 
+/// p50 of `runs` runs of `source` in the sandbox alone: a fresh instance of engine `id`, the
+/// run, the teardown; no journal, job folders or state.
+async fn sandbox_alone(
+    kernel: &Kernel,
+    id: &str,
+    source: &str,
+    runs: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    use forge_host::engines::bindings::{GuestLimits, RunRequest};
+    let entry = kernel.engines().by_id(id)?.clone();
+    let (pre, _) = kernel.engines().load(&entry, false).await?;
+    let limits = forge_host::Limits::default();
+    let request = RunRequest {
+        source: source.into(),
+        filename: if id.starts_with("python") {
+            "bench.py"
+        } else {
+            "bench.js"
+        }
+        .into(),
+        limits: GuestLimits {
+            memory_bytes: limits.memory_bytes,
+            max_tool_calls: limits.max_tool_calls,
+            max_concurrency: limits.max_concurrency,
+            max_call_input_bytes: limits.max_call_input_bytes,
+            max_call_response_bytes: limits.max_call_response_bytes,
+            max_result_bytes: limits.max_result_bytes,
+            max_state_value_bytes: limits.max_state_value_bytes,
+            max_output_bytes: limits.max_output_bytes,
+        },
+        inputs: Vec::new(),
+        pass_through_codes: Vec::new(),
+    };
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs + 5 {
+        let started = Instant::now();
+        let outcome = forge_host::engines::run_alone(&pre, &request).await?;
+        samples.push(started.elapsed());
+        if let Err(error) = outcome {
+            return Err(format!("{id}: {}", error.message).into());
+        }
+    }
+    Ok(p50(samples.split_off(5)))
+}
+
 /// Journaled runs per second of `request`, `concurrency` at a time, `total` in all.
 async fn throughput(
     kernel: &Arc<Kernel>,
@@ -181,6 +226,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     out.insert(
         "library_return_1_p50_ms".into(),
         json!(time_runs(&kernel, &js("return 1"), 300).await?),
+    );
+    out.insert(
+        "sandbox_alone_return_1_p50_ms".into(),
+        json!(sandbox_alone(&kernel, "javascript-quickjs", "return 1", 1000).await?),
+    );
+    out.insert(
+        "python_sandbox_alone_result_1_p50_ms".into(),
+        json!(
+            sandbox_alone(
+                &kernel,
+                "python-cpython",
+                "import forge\nforge.result(1)\n",
+                300
+            )
+            .await?
+        ),
+    );
+    out.insert(
+        "science_sandbox_alone_result_1_p50_ms".into(),
+        json!(
+            sandbox_alone(
+                &kernel,
+                "python-science",
+                "import forge, pandas\nforge.result(1)\n",
+                100
+            )
+            .await?
+        ),
     );
     out.insert(
         "throughput_return_1_8_concurrent_runs_per_s".into(),

@@ -4,8 +4,8 @@
 //!
 //! Peers: native QuickJS (the same rquickjs/QuickJS-ng, no sandbox), QuickJS-in-WASM inside
 //! Node.js (quickjs-emscripten: a shared module, a fresh module per run, a Worker per run), a
-//! fresh `python3 -I` process, Pyodide in Node.js, and (python-science) the same pandas and numpy
-//! on native CPython.
+//! fresh `python3 -I` process, Pyodide in Node.js, (python-science) the same pandas and numpy on
+//! native CPython, and native CPython 3.14 for the CPU-bound Python set.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -450,6 +450,9 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         "Measured by `cargo xtask bench` in one run on {machine}, {date}. Raw numbers: \
          `bench/runs/{date}-{machine}/results.json`. Ratio = forge-host / peer (below 1 is faster).\n\n"
     ));
+    text.push_str(&crate::bench_goals::markdown(|key| {
+        numbers.get(key).copied()
+    }));
     for (title, rows) in [
         ("JavaScript (QuickJS)", &JS_ROWS[..]),
         ("Python (CPython)", &PY_ROWS[..]),
@@ -464,6 +467,7 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         }
         text.push('\n');
     }
+    text.push_str(&crate::bench_cpu::markdown(|key| numbers.get(key).copied()));
     text.push_str(&format!(
         "## MCP (`forge-host mcp`, driven by the official Python MCP SDK)\n\n{TABLE_HEAD}"
     ));
@@ -505,8 +509,12 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         "\nNotes: the Node.js shared-module peer and the warm Pyodide interpreter run every script \
          in one shared WASM instance without a byte cap, so they are not isolation peers; the \
          fresh-module, Worker, process and cold-load peers are. A forge-host library run includes \
-         a fresh instance, the job folders, the state snapshot and the report. Timings are \
-         medians (p50).\n",
+         a fresh instance, the job folders, the state snapshot, the journal (durable before the \
+         report returns) and the report; \"sandbox alone\" is the instance, the run and the \
+         teardown only (`engines::run_alone`). Throughput is journaled runs per second of one \
+         process with 8 runs in flight. Memory per sleeping run is the peak RSS of the bench \
+         process while 100 runs wait in a `sleep` tool call, over its RSS before, divided by \
+         100. Timings are medians (p50).\n",
     );
     text
 }
@@ -542,6 +550,7 @@ pub fn bench() -> Result {
     ))?));
     numbers.extend(cli_numbers(&root, &scratch)?);
     numbers.extend(groupby_numbers(&root, &scratch)?);
+    numbers.extend(crate::bench_cpu::numbers(&root, &scratch)?);
     numbers.extend(node_numbers(&root)?);
     numbers.extend(json_numbers(&crate::bench_mcp::mcp_output(
         &root, &scratch,

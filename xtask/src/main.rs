@@ -19,6 +19,8 @@
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
 mod bench;
+mod bench_cpu;
+mod bench_goals;
 mod bench_mcp;
 mod bench_soak;
 mod components;

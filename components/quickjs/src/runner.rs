@@ -78,11 +78,14 @@ pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
         Some(prepared) => prepared,
         None => build()?,
     };
-    let Prepared { api, context, .. } = &prepared;
-    context.with(|ctx| {
-        let api = api.clone().restore(&ctx).map_err(engine_failure)?;
+    let outcome = prepared.context.with(|ctx| {
+        let api = prepared.api.clone().restore(&ctx).map_err(engine_failure)?;
         run_in(&ctx, api, &request)
-    })
+    });
+    // The host throws this instance away after its one run: freeing every object of the runtime
+    // first would only write to (and so copy) pages of the snapshot for nothing.
+    std::mem::forget(prepared);
+    outcome
 }
 
 fn run_in<'js>(

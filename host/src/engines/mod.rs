@@ -32,8 +32,8 @@ use crate::permissions::Policy;
 use crate::state::{Snapshot, StateView};
 use crate::tools::{ToolCalls, ToolRegistry};
 
-/// Asks a loaded component to describe itself, in a store with nothing to reach.
-pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<EngineDescription> {
+/// A store whose imports reach nothing: no tools, an empty state, no files, default limits.
+fn bare_store(pre: &bindings::ScriptEnginePre<ExecState>) -> Store<ExecState> {
     let limits = Limits::default();
     let state = ExecState::new(
         WasiCtxBuilder::new().build(),
@@ -47,6 +47,12 @@ pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<Engi
     store.limiter(|s| &mut s.limiter);
     store.set_epoch_deadline(1);
     store.epoch_deadline_async_yield_and_update(1);
+    store
+}
+
+/// Asks a loaded component to describe itself, in a store with nothing to reach.
+pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<EngineDescription> {
+    let mut store = bare_store(pre);
     let failed = |e: wasmtime::Error| Error::engine_unavailable(format!("describe() failed: {e}"));
     let engine = pre.instantiate_async(&mut store).await.map_err(failed)?;
     let info = engine
@@ -61,4 +67,22 @@ pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<Engi
         extensions: info.extensions,
         capabilities: info.capabilities,
     })
+}
+
+/// Runs `request` in a fresh instance of a loaded component whose imports reach nothing (as in
+/// [`describe`]), then drops the instance: the sandbox alone, without the journal, job folders
+/// or state that make a run an execution. `cargo xtask bench` measures it; a component author
+/// can use it to try an engine. `Ok(Err)` is the script's own failure.
+pub async fn run_alone(
+    pre: &bindings::ScriptEnginePre<ExecState>,
+    request: &bindings::RunRequest,
+) -> Result<Result<Option<String>, bindings::ScriptError>> {
+    let mut store = bare_store(pre);
+    let failed = |e: wasmtime::Error| Error::engine_unavailable(format!("run() failed: {e}"));
+    let engine = pre.instantiate_async(&mut store).await.map_err(failed)?;
+    engine
+        .forge_engine_engine()
+        .call_run(&mut store, request)
+        .await
+        .map_err(failed)
 }

@@ -1,15 +1,22 @@
 //! Group commit: the changes that executions running at the same time send to the journal are
 //! written together, in one durable transaction, by one thread per journal. An fsync costs the
-//! same for one record as for fifty, so under load each execution pays a fraction of one; alone,
-//! an execution pays what it did before. No caller's thread blocks while it waits.
+//! same for one record as for fifty, so under load each execution pays a fraction of one. No
+//! caller's thread blocks while it waits.
+//!
+//! A new execution's record is held for up to [`HOLD`] before it is committed: a short run's
+//! record then goes in with its close, one fsync for the whole run. Anything else that commits
+//! (a close, another run's flush) takes every held record with it, and [`Change::Flush`] commits
+//! them at once: the kernel sends it before anything that changes the world outside.
 //!
 //! Each change is checked before it writes (see `store::create_in`), so one refused change (a
 //! second close, say) fails alone and the others in its group still commit. If the group's
 //! commit itself fails, every change in it is tried again in a transaction of its own, so that
 //! each caller gets its own precise answer.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use redb::Database;
 use tokio::sync::oneshot;
@@ -23,7 +30,14 @@ pub(super) enum Change {
     Create(Box<ExecutionRecord>),
     /// The end of an execution.
     Close(String, Box<Closing>),
+    /// Commit the held records now.
+    Flush,
 }
+
+/// How long a new execution's record may wait for company before it is committed on its own.
+/// Long enough for a short run to end (its record then costs no fsync of its own), short enough
+/// that `journal list` in another process soon shows a long one.
+pub(super) const HOLD: Duration = Duration::from_millis(25);
 
 /// What a change gives back: the closed record, for a close.
 pub(super) type Answer = Result<Option<ExecutionRecord>, JournalError>;
@@ -61,12 +75,45 @@ impl GroupCommit {
     }
 }
 
-/// Takes whatever is queued, writes it in one transaction, answers, and waits for more.
+/// Takes whatever is queued, holds new records, commits when something is due, and waits for
+/// more (or until the oldest held record is due).
 fn commit_loop(db: &Database, requests: &mpsc::Receiver<Request>) {
-    while let Ok(first) = requests.recv() {
-        let mut group = vec![first];
-        group.extend(requests.try_iter());
-        commit_group(db, group);
+    let mut held: VecDeque<(Request, Instant)> = VecDeque::new();
+    loop {
+        let next = match held.front() {
+            None => match requests.recv() {
+                Ok(request) => Some(request),
+                Err(_) => return,
+            },
+            Some((_, since)) => {
+                match requests
+                    .recv_timeout((*since + HOLD).saturating_duration_since(Instant::now()))
+                {
+                    Ok(request) => Some(request),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        commit_group(db, held.drain(..).map(|(r, _)| r).collect());
+                        return;
+                    }
+                }
+            }
+        };
+        let mut others = Vec::new();
+        for request in next.into_iter().chain(requests.try_iter()) {
+            match request.change {
+                Change::Create(_) => held.push_back((request, Instant::now())),
+                _ => others.push(request),
+            }
+        }
+        let due = !others.is_empty()
+            || held
+                .front()
+                .is_some_and(|(_, since)| since.elapsed() >= HOLD);
+        if due {
+            let mut group: Vec<Request> = held.drain(..).map(|(r, _)| r).collect();
+            group.extend(others);
+            commit_group(db, group);
+        }
     }
 }
 
@@ -74,10 +121,25 @@ fn apply(write: &redb::WriteTransaction, change: Change) -> Answer {
     match change {
         Change::Create(record) => create_in(write, &record).map(|()| None),
         Change::Close(id, closing) => close_in(write, &id, *closing).map(Some),
+        Change::Flush => Ok(None),
     }
 }
 
-fn commit_group(db: &Database, group: Vec<Request>) {
+fn commit_group(db: &Database, mut group: Vec<Request>) {
+    // A flush writes nothing itself: it is answered once the rest is committed.
+    let (flushes, changes): (Vec<Request>, Vec<Request>) = group
+        .drain(..)
+        .partition(|request| matches!(request.change, Change::Flush));
+    commit_changes(db, changes);
+    for flush in flushes {
+        let _ = flush.reply.send(Ok(None));
+    }
+}
+
+fn commit_changes(db: &Database, group: Vec<Request>) {
+    if group.is_empty() {
+        return;
+    }
     if group.len() == 1 {
         for request in group {
             let answer = commit_alone(db, request.change);
@@ -143,6 +205,7 @@ impl Change {
         match self {
             Change::Create(record) => Change::Create(record.clone()),
             Change::Close(id, closing) => Change::Close(id.clone(), closing.clone()),
+            Change::Flush => Change::Flush,
         }
     }
 }

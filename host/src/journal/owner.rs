@@ -23,12 +23,21 @@ fn start_ticks(pid: u32) -> Option<u64> {
 }
 
 impl Owner {
-    /// This process.
+    /// This process. Read from `/proc` once: a process's start time never changes (a forked
+    /// child has another pid, and reads its own).
     pub fn current() -> Self {
+        static CURRENT: std::sync::OnceLock<Owner> = std::sync::OnceLock::new();
         let pid = std::process::id();
-        Owner {
-            pid,
-            start_ticks: start_ticks(pid),
+        match CURRENT.get() {
+            Some(owner) if owner.pid == pid => *owner,
+            _ => {
+                let owner = Owner {
+                    pid,
+                    start_ticks: start_ticks(pid),
+                };
+                let _ = CURRENT.set(owner);
+                owner
+            }
         }
     }
 

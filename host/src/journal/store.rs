@@ -142,13 +142,20 @@ impl Journal {
 
     /// [`Journal::create`], committed in one transaction with the other executions' writes
     /// queued at the same time. It is queued now, in order with this journal's other grouped
-    /// writes; the future resolves once it is durable, and the caller's thread never blocks.
+    /// writes, and held (briefly) until something else commits or [`Journal::flush_grouped`]
+    /// asks; the future resolves once it is durable, and the caller's thread never blocks.
     pub fn create_grouped(
         &self,
         record: ExecutionRecord,
     ) -> impl Future<Output = Result<(), JournalError>> + Send + 'static {
         let answer = self.grouped(Change::Create(Box::new(record)));
         async move { answer.await.map(|_| ()) }
+    }
+
+    /// Commits every execution record that [`Journal::create_grouped`] is still holding, without
+    /// waiting: their futures resolve once they are durable.
+    pub fn flush_grouped(&self) {
+        drop(self.grouped(Change::Flush));
     }
 
     /// [`Journal::close`], committed like [`Journal::create_grouped`].
@@ -176,6 +183,7 @@ impl Journal {
                 let answer = match change {
                     Change::Create(record) => self.create(&record).map(|()| None),
                     Change::Close(id, closing) => self.close(&id, *closing).map(Some),
+                    Change::Flush => Ok(None),
                 };
                 Box::pin(std::future::ready(answer))
             }
@@ -374,228 +382,5 @@ pub(super) fn close_in(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{JournalInput, Owner};
-    use super::*;
-    use crate::error::ErrorCode;
-    use crate::limits::Limits;
-
-    fn record(id: &str, owner: Owner) -> ExecutionRecord {
-        ExecutionRecord {
-            id: id.into(),
-            session: "s".into(),
-            engine: "javascript-quickjs".into(),
-            engine_sha256: "e".repeat(64),
-            script: "a.js".into(),
-            script_sha256: "a".repeat(64),
-            inputs: vec![JournalInput {
-                name: "x.csv".into(),
-                size: 1,
-                sha256: "b".repeat(64),
-                source: "/tmp/x.csv".into(),
-            }],
-            limits: serde_json::to_value(Limits::default()).expect("limits"),
-            policy: Default::default(),
-            status: ExecutionState::Preparing,
-            steps: Vec::new(),
-            error_code: None,
-            error_message: None,
-            reason: None,
-            started_at: now_utc(),
-            ended_at: None,
-            metrics: None,
-            out_dir: None,
-            outputs: Vec::new(),
-            owner,
-        }
-    }
-
-    fn closing(status: ExecutionState) -> Closing {
-        Closing {
-            status,
-            error: None,
-            metrics: None,
-            calls: Vec::new(),
-            out_dir: None,
-            outputs: Vec::new(),
-            passed: vec![ExecutionState::Collecting, ExecutionState::Committing],
-        }
-    }
-
-    fn journal() -> (tempfile::TempDir, Journal) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let journal = Journal::open(&DataDir::new(dir.path())).expect("open");
-        (dir, journal)
-    }
-
-    #[test]
-    fn the_state_machine_is_enforced_and_a_terminal_state_is_reached_once() {
-        let (_dir, journal) = journal();
-        journal
-            .create(&record("a", Owner::current()))
-            .expect("create");
-        assert!(matches!(
-            journal.create(&record("a", Owner::current())),
-            Err(JournalError::Duplicate(_))
-        ));
-        assert!(
-            matches!(
-                journal.close("a", closing(ExecutionState::Succeeded)),
-                Err(JournalError::Transition { .. })
-            ),
-            "cannot succeed without running"
-        );
-        journal.advance("a", ExecutionState::Running).expect("run");
-        journal
-            .close("a", closing(ExecutionState::Succeeded))
-            .expect("close");
-        let before = journal.get("a").expect("get");
-        let again = journal.close("a", closing(ExecutionState::Failed));
-        assert!(matches!(again, Err(JournalError::Transition { .. })));
-        assert_eq!(
-            journal.get("a").expect("get"),
-            before,
-            "a second close changes nothing"
-        );
-        let states: Vec<_> = before.steps.iter().map(|s| s.state.as_str()).collect();
-        assert_eq!(states, ["running", "collecting", "committing", "succeeded"]);
-        assert!(matches!(journal.get("zzz"), Err(JournalError::NotFound(_))));
-    }
-
-    #[tokio::test]
-    async fn grouped_writes_commit_together_and_a_refused_one_fails_alone() {
-        let (_dir, journal) = journal();
-        let running = |id: &str| {
-            let mut record = record(id, Owner::current());
-            record.status = ExecutionState::Running;
-            record
-        };
-        // All queued before any is awaited: the committing thread takes them in groups, in
-        // order, so each close follows its own create.
-        let mut creates = Vec::new();
-        let mut closes = Vec::new();
-        for i in 0..50 {
-            let id = format!("r{i}");
-            creates.push(journal.create_grouped(running(&id)));
-            closes.push({
-                let journal = journal.clone();
-                async move {
-                    journal
-                        .close_grouped(&id, closing(ExecutionState::Succeeded))
-                        .await
-                }
-            });
-        }
-        let duplicate = journal.create_grouped(running("r7"));
-        let second_close = journal.close_grouped("r3", closing(ExecutionState::Failed));
-        for created in futures::future::join_all(creates).await {
-            created.expect("created");
-        }
-        for closed in futures::future::join_all(closes).await {
-            assert_eq!(closed.expect("closed").status, ExecutionState::Succeeded);
-        }
-        assert!(matches!(duplicate.await, Err(JournalError::Duplicate(_))));
-        assert!(matches!(
-            second_close.await,
-            Err(JournalError::Transition { .. })
-        ));
-        let all = journal.list(&ListFilter::default()).expect("list");
-        assert_eq!(all.len(), 50);
-        assert!(all.iter().all(|r| r.status == ExecutionState::Succeeded));
-    }
-
-    #[test]
-    fn executions_of_dead_processes_are_reconciled_and_live_ones_left_alone() {
-        let (dir, journal) = journal();
-        let dead = Owner {
-            pid: u32::MAX - 3,
-            start_ticks: Some(5),
-        };
-        journal.create(&record("dead", dead)).expect("create");
-        journal
-            .create(&record("live", Owner::current()))
-            .expect("create");
-        let reopened = Journal::open(&DataDir::new(dir.path())).expect("reopen");
-        let gone = reopened.get("dead").expect("get");
-        assert_eq!(gone.status, ExecutionState::Failed);
-        assert_eq!(gone.error_code, Some(ErrorCode::IsolateFailure));
-        assert_eq!(gone.reason.as_deref(), Some("interrupted"));
-        assert_eq!(
-            reopened.get("live").expect("get").status,
-            ExecutionState::Preparing
-        );
-        assert_eq!(reopened.reconcile().expect("again"), 0, "reconciled once");
-    }
-
-    #[test]
-    fn calls_are_kept_in_order_and_lists_filter() {
-        let (_dir, journal) = journal();
-        for (id, session) in [("01", "x"), ("02", "y"), ("03", "x")] {
-            let mut r = record(id, Owner::current());
-            r.session = session.into();
-            journal.create(&r).expect("create");
-        }
-        journal.advance("03", ExecutionState::Running).expect("run");
-        let mut end = closing(ExecutionState::Failed);
-        end.error = Some((ErrorCode::ToolFailed, "x".repeat(10_000)));
-        end.calls = (1..=3)
-            .map(|position| CallRecord {
-                position,
-                tool: "echo".into(),
-                effect: crate::permissions::Effect::Internal,
-                input_sha256: "c".repeat(64),
-                status: super::super::CallStatus::Succeeded,
-                error_code: None,
-                duration_ms: Some(1),
-                paths: Vec::new(),
-                decision: None,
-            })
-            .collect();
-        journal.close("03", end).expect("close");
-        assert_eq!(
-            journal
-                .calls("03")
-                .expect("calls")
-                .iter()
-                .map(|c| c.position)
-                .collect::<Vec<_>>(),
-            [1, 2, 3]
-        );
-        assert!(
-            journal
-                .get("03")
-                .expect("get")
-                .error_message
-                .expect("message")
-                .len()
-                < 5000
-        );
-        let xs: Vec<_> = journal
-            .list(&ListFilter {
-                session: Some("x".into()),
-                ..ListFilter::default()
-            })
-            .expect("list")
-            .into_iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(xs, ["03", "01"], "most recent first");
-        let failed = journal
-            .list(&ListFilter {
-                status: Some(ExecutionState::Failed),
-                limit: Some(5),
-                ..ListFilter::default()
-            })
-            .expect("list");
-        assert_eq!(failed.len(), 1);
-    }
-
-    proptest::proptest! {
-        /// Any bytes in place of a record decode or fail as corrupt, never a panic.
-        #[test]
-        fn any_bytes_decode_or_are_corrupt(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-            let _ = decode::<ExecutionRecord>("id", &bytes);
-            let _ = decode::<CallRecord>("id", &bytes);
-        }
-    }
-}
+#[path = "store_test.rs"]
+mod tests;

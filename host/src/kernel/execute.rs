@@ -146,25 +146,45 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     };
 
     // The first durable step: from here on a crash leaves a record that reconciliation closes.
-    // It is queued now and committed with other executions' writes while the guest starts;
-    // anything that changes the world outside (a tool call with a write, process or external
-    // effect, a state commit, a publication) waits until it is durable.
+    // It is queued now, and the guest starts at once. The journal holds the record briefly, so
+    // that a short run's goes in with its close (one fsync per run); anything that changes the
+    // world outside (a tool call with a write, process or external effect, a state commit, a
+    // publication) first has it committed and waits until it is durable.
     advance(&mut life, ExecutionState::Running);
     step(&mut record, ExecutionState::Running);
     record.inputs = prepared.inputs.iter().map(journal_input).collect();
-    let record_durable: RecordDurable = kernel
+    let created = kernel
         .journal
         .create_grouped(record)
         .map_err(|error| Arc::<str>::from(crate::error::chain_text(&error)))
         .boxed()
         .shared();
+    let record_durable: RecordDurable = {
+        let journal = kernel.journal.clone();
+        let created = created.clone();
+        async move {
+            journal.flush_grouped();
+            created.await
+        }
+        .boxed()
+        .shared()
+    };
+    // `Started` means journaled: it is sent once the record is durable, however that came about.
+    let started = {
+        let events = facts.events.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            if created.await.is_ok() {
+                events(Event::Started { id });
+            }
+        })
+    };
     let mut prepared = prepared;
     prepared
         .store
         .data_mut()
         .tools
         .hold_effects_until(record_durable.clone());
-    (facts.events)(Event::Started { id: id.clone() });
     let (report, job) = finish(kernel, &facts, prepared, &mut life, record_durable).await;
     let report = match report {
         Ok(report) => report,
@@ -188,6 +208,9 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             },
         )
         .await?;
+    // The record is durable by now (at the latest with the close), so `Started` is being sent;
+    // it goes out before the report.
+    let _ = started.await;
     kernel.jobs.give_back(job);
     Ok(report)
 }
@@ -286,7 +309,9 @@ async fn finish(
     advance(life, ExecutionState::Collecting);
     let collected = settle::collect(finished, &request.limits, &observers);
     // State and publication change the world outside: not before the record is durable.
-    if let Err(why) = record_durable.await {
+    if collected.would_change_the_world(request, &job, facts.id)
+        && let Err(why) = record_durable.await
+    {
         let error = Error::new(
             crate::error::ErrorCode::IsolateFailure,
             format!("the execution's journal record could not be written: {why}"),

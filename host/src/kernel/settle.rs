@@ -28,6 +28,22 @@ pub(super) struct Collected {
     fuel_consumed: Option<u64>,
 }
 
+impl Collected {
+    /// Whether settling may change anything outside the run: commit state, or publish.
+    pub(super) fn would_change_the_world(
+        &self,
+        request: &super::ExecutionRequest,
+        job: &JobDir,
+        id: &str,
+    ) -> bool {
+        let changes_state = self
+            .store
+            .as_ref()
+            .is_some_and(|store| !store.data().state().changes().is_empty());
+        changes_state || publication_target(request, job, id).is_some()
+    }
+}
+
 /// What became durable, and how the run ended.
 pub(super) struct Settled {
     pub verdict: Verdict,

@@ -18,7 +18,8 @@ pub use tail::TailPipe;
 /// Something an execution emitted while running.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// The execution is journaled under this id and about to be prepared.
+    /// The execution is journaled under this id: its `running` record is durable. Output of the
+    /// run may come before it (the record is committed while the guest runs).
     Started {
         /// Execution id.
         id: String,

@@ -1,0 +1,160 @@
+//! The per-run cost goals of issue 12, as one table of `cargo xtask bench`: each measure next to
+//! its goal, from the numbers of the same run.
+
+/// How a goal compares: a time or size at most the goal, a rate at least the goal, or a ratio of
+/// two measures at most the goal.
+enum Goal {
+    /// At most this many milliseconds.
+    AtMostMs(f64),
+    /// At most this many MiB.
+    AtMostMib(f64),
+    /// At least this many per second.
+    AtLeastPerS(f64),
+    /// The measure over the peer key, at most this ratio.
+    RatioAtMost(&'static str, f64),
+    /// No goal: the ratio of the measure over the peer key, reported.
+    Ratio(&'static str),
+}
+
+/// (measure, key, goal).
+const GOALS: [(&str, &str, Goal); 17] = [
+    (
+        "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
+        "sandbox_alone_return_1_p50_ms",
+        Goal::AtMostMs(0.1),
+    ),
+    (
+        "sandbox alone, Python `forge.result(1)`",
+        "python_sandbox_alone_result_1_p50_ms",
+        Goal::AtMostMs(1.0),
+    ),
+    (
+        "sandbox alone, python-science `import pandas; forge.result(1)`",
+        "science_sandbox_alone_result_1_p50_ms",
+        Goal::AtMostMs(2.0),
+    ),
+    (
+        "journaled library run, JS `return 1`",
+        "library_return_1_p50_ms",
+        Goal::AtMostMs(0.5),
+    ),
+    (
+        "journaled library run, Python `forge.result(1)`",
+        "python_library_result_1_p50_ms",
+        Goal::AtMostMs(1.5),
+    ),
+    (
+        "journaled JS runs at 8 concurrent (runs/s)",
+        "throughput_return_1_8_concurrent_runs_per_s",
+        Goal::AtLeastPerS(2000.0),
+    ),
+    (
+        "`forge-host run` process, JS, over a `python3 -I -c 'print(1)'` process",
+        "cli_return_1_p50_ms",
+        Goal::RatioAtMost("python3_process_print_1_p50_ms", 0.5),
+    ),
+    (
+        "`forge-host run` process, Python, over the same",
+        "python_cli_result_1_p50_ms",
+        Goal::RatioAtMost("python3_process_print_1_p50_ms", 1.0),
+    ),
+    (
+        "`forge-host run` process, `import pandas`, over the same",
+        "science_cli_result_1_p50_ms",
+        Goal::RatioAtMost("python3_process_print_1_p50_ms", 1.5),
+    ),
+    (
+        "warm `forge-host mcp`, `run_javascript`, over an `echo` to server-everything",
+        "mcp_run_javascript_p50_ms",
+        Goal::RatioAtMost("mcp_everything_echo_p50_ms", 2.0),
+    ),
+    (
+        "warm `forge-host mcp`, `run_python`, over the same",
+        "mcp_run_python_p50_ms",
+        Goal::RatioAtMost("mcp_everything_echo_p50_ms", 4.0),
+    ),
+    (
+        "memory added per sleeping JS run, 100 at once",
+        "memory_per_sleeping_run_100_mib",
+        Goal::AtMostMib(1.0),
+    ),
+    (
+        "memory added per sleeping Python run, 100 at once",
+        "python_memory_per_sleeping_run_100_mib",
+        Goal::AtMostMib(8.0),
+    ),
+    (
+        "CPU: JS sum 1..1e7, over native QuickJS",
+        "cpu_sum_1e7_ms",
+        Goal::RatioAtMost("native_cpu_sum_1e7_ms", 2.0),
+    ),
+    (
+        "CPU: Python `sum(range(10**6))` run, over native CPython 3.11's loop",
+        "python_sum_range_1e6_run_ms",
+        Goal::Ratio("native_python_sum_range_1e6_ms"),
+    ),
+    (
+        "fuel metering on over off: JS sum 1..1e7",
+        "cpu_sum_1e7_fuel_on_ms",
+        Goal::Ratio("cpu_sum_1e7_ms"),
+    ),
+    (
+        "fuel metering on over off: Python `sum(range(10**6))` run",
+        "python_sum_range_1e6_fuel_on_run_ms",
+        Goal::Ratio("python_sum_range_1e6_run_ms"),
+    ),
+];
+
+/// The goals table, in Markdown.
+pub fn markdown(number: impl Fn(&str) -> Option<f64>) -> String {
+    let mut text = String::from(
+        "## Per-run cost goals (issue 12)\n\n| measure | measured | goal | met |\n|---|---|---|---|\n",
+    );
+    for (what, key, goal) in GOALS {
+        let Some(value) = number(key) else {
+            text.push_str(&format!("| {what} | n/a | | |\n"));
+            continue;
+        };
+        let (measured, wanted, met) = match goal {
+            Goal::AtMostMs(goal) => (
+                format!("{value:.3} ms"),
+                format!("at most {goal} ms"),
+                Some(value <= goal),
+            ),
+            Goal::AtMostMib(goal) => (
+                format!("{value:.2} MiB"),
+                format!("at most {goal} MiB"),
+                Some(value <= goal),
+            ),
+            Goal::AtLeastPerS(goal) => (
+                format!("{value:.0}/s"),
+                format!("at least {goal}/s"),
+                Some(value >= goal),
+            ),
+            Goal::RatioAtMost(peer, goal) => match number(peer) {
+                Some(peer) if peer > 0.0 => (
+                    format!("{:.2}x ({value:.3} / {peer:.3})", value / peer),
+                    format!("at most {goal}x"),
+                    Some(value / peer <= goal),
+                ),
+                _ => ("n/a".into(), format!("at most {goal}x"), None),
+            },
+            Goal::Ratio(peer) => match number(peer) {
+                Some(peer) if peer > 0.0 => (
+                    format!("{:.2}x ({value:.3} / {peer:.3})", value / peer),
+                    "reported".into(),
+                    None,
+                ),
+                _ => ("n/a".into(), "reported".into(), None),
+            },
+        };
+        let met = match met {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "",
+        };
+        text.push_str(&format!("| {what} | {measured} | {wanted} | {met} |\n"));
+    }
+    text.push('\n');
+    text
+}
