@@ -44,7 +44,6 @@ async fn sandbox_alone(
 ) -> Result<f64, Box<dyn std::error::Error>> {
     use forge_host::engines::bindings::{GuestLimits, RunRequest};
     let entry = kernel.engines().by_id(id)?.clone();
-    let (pre, _) = kernel.engines().load(&entry, false).await?;
     let limits = forge_host::Limits::default();
     let request = RunRequest {
         source: source.into(),
@@ -70,7 +69,7 @@ async fn sandbox_alone(
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs + 5 {
         let started = Instant::now();
-        let outcome = forge_host::engines::run_alone(&pre, &request).await?;
+        let outcome = forge_host::engines::run_alone(kernel.engines(), &entry, &request).await?;
         samples.push(started.elapsed());
         if let Err(error) = outcome {
             return Err(format!("{id}: {}", error.message).into());

@@ -94,6 +94,12 @@ enum Command {
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Only the MCP server runs many scripts in one process: it keeps a pool of warm instance
+    // slots. Every other command runs at most one or two, and reserving a pool costs more than
+    // they would save.
+    if !matches!(cli.command, Command::Mcp(_)) {
+        forge_host::engines::Runtime::choose_allocation(forge_host::engines::Allocation::OnDemand);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -18,7 +18,9 @@ pub use instance::ExecState;
 pub use registry::{
     EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE, LoadTiming, LockedEngine,
 };
-pub use runtime::{EPOCH_TICK, MAX_WASM_STACK_BYTES, Runtime, RuntimeError};
+pub use runtime::{
+    Allocation, EPOCH_TICK, INSTANCE_SLOTS, MAX_WASM_STACK_BYTES, Runtime, RuntimeError,
+};
 
 use std::sync::Arc;
 
@@ -69,15 +71,19 @@ pub async fn describe(pre: &bindings::ScriptEnginePre<ExecState>) -> Result<Engi
     })
 }
 
-/// Runs `request` in a fresh instance of a loaded component whose imports reach nothing (as in
-/// [`describe`]), then drops the instance: the sandbox alone, without the journal, job folders
-/// or state that make a run an execution. `cargo xtask bench` measures it; a component author
-/// can use it to try an engine. `Ok(Err)` is the script's own failure.
+/// Runs `request` in a fresh instance of engine `entry` (loaded without fuel metering) whose
+/// imports reach nothing (as in [`describe`]), then drops the instance: the sandbox alone,
+/// without the journal, job folders or state that make a run an execution. `cargo xtask bench`
+/// measures it; a component author can use it to try an engine. `Ok(Err)` is the script's own
+/// failure.
 pub async fn run_alone(
-    pre: &bindings::ScriptEnginePre<ExecState>,
+    registry: &EngineRegistry,
+    entry: &EngineEntry,
     request: &bindings::RunRequest,
 ) -> Result<Result<Option<String>, bindings::ScriptError>> {
-    let mut store = bare_store(pre);
+    let (pre, _) = registry.load(entry, false).await?;
+    let _slot = Runtime::get(false)?.instance_slot().await;
+    let mut store = bare_store(&pre);
     let failed = |e: wasmtime::Error| Error::engine_unavailable(format!("run() failed: {e}"));
     let engine = pre.instantiate_async(&mut store).await.map_err(failed)?;
     engine

@@ -26,6 +26,8 @@ pub struct Runtime {
     linker: Linker<ExecState>,
     fuel: bool,
     config_hash: String,
+    /// One permit per instance slot, when pooled.
+    slots: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// Why a wasmtime runtime could not be set up. Kept (shared) for the life of the process, since
@@ -47,6 +49,55 @@ fn wasmtime_error(step: &'static str) -> impl FnOnce(wasmtime::Error) -> Runtime
     }
 }
 
+/// How this process allocates instances, chosen once, before its first run (see
+/// [`Runtime::choose_allocation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocation {
+    /// A pool of [`INSTANCE_SLOTS`] instance slots, reserved when the runtime starts. A slot
+    /// keeps the memory pages its last run wrote (up to 64 MiB) and resets only those
+    /// (`PAGEMAP_SCAN`), so a warm run takes no page faults; more runs at once wait for a slot.
+    /// For processes that run many scripts: the library's default, `forge-host mcp`.
+    Pooled,
+    /// Memory mapped per instance and unmapped after: nothing to reserve up front. For a process
+    /// that runs one script (`forge-host run`).
+    OnDemand,
+}
+
+/// Instances that may run at once in a pooled process; more wait for a slot.
+pub const INSTANCE_SLOTS: u32 = 128;
+
+/// Slots beyond [`INSTANCE_SLOTS`], for the short-lived instances that ask a component to
+/// describe itself when it is first loaded.
+const SPARE_SLOTS: u32 = 8;
+
+/// Linear memory a slot keeps resident between runs: what a Python run writes fits.
+const KEEP_RESIDENT_BYTES: usize = 64 << 20;
+
+fn pool() -> wasmtime::PoolingAllocationConfig {
+    let slots = INSTANCE_SLOTS + SPARE_SLOTS;
+    // Per component: python-science links 80 core modules, each with its tables.
+    let (core_instances, memories, tables) = (128, 4, 128);
+    let mut pool = wasmtime::PoolingAllocationConfig::new();
+    pool.total_component_instances(slots)
+        .total_stacks(slots)
+        .max_component_instance_size(16 << 20)
+        .max_core_instance_size(16 << 20)
+        .max_core_instances_per_component(core_instances)
+        .total_core_instances(slots * core_instances)
+        .max_memories_per_component(memories)
+        .total_memories(slots * memories)
+        .max_tables_per_component(tables)
+        .total_tables(slots * tables)
+        .table_elements(200_000)
+        .max_memory_size(crate::limits::MAX_MEMORY_BYTES as usize)
+        .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+        .table_keep_resident(1 << 20)
+        .pagemap_scan(wasmtime::Enabled::Auto);
+    pool
+}
+
+static ALLOCATION: OnceLock<Allocation> = OnceLock::new();
+
 impl Runtime {
     fn new(fuel: bool) -> Result<Self, RuntimeError> {
         let mut config = Config::new();
@@ -56,6 +107,9 @@ impl Runtime {
             .max_wasm_stack(MAX_WASM_STACK_BYTES)
             .async_stack_size(MAX_WASM_STACK_BYTES + (1 << 20))
             .cranelift_opt_level(wasmtime::OptLevel::Speed);
+        if Runtime::allocation() == Allocation::Pooled {
+            config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool()));
+        }
         let engine = Engine::new(&config).map_err(wasmtime_error("the wasmtime engine"))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
@@ -111,12 +165,26 @@ impl Runtime {
                 step: "the epoch ticker thread",
                 source: Arc::new(e),
             })?;
+        let slots = (Runtime::allocation() == Allocation::Pooled)
+            .then(|| Arc::new(tokio::sync::Semaphore::new(INSTANCE_SLOTS as usize)));
         Ok(Runtime {
             engine,
             linker,
             fuel,
             config_hash,
+            slots,
         })
+    }
+
+    /// Chooses how this process allocates instances. Only before the first run: `false` (and
+    /// no change) once a runtime exists or another choice was made.
+    pub fn choose_allocation(allocation: Allocation) -> bool {
+        ALLOCATION.set(allocation).is_ok() && ALLOCATION.get() == Some(&allocation)
+    }
+
+    /// How this process allocates instances: [`Allocation::Pooled`] unless chosen otherwise.
+    pub fn allocation() -> Allocation {
+        *ALLOCATION.get_or_init(|| Allocation::Pooled)
     }
 
     /// The shared runtime with fuel metering on or off.
@@ -137,6 +205,15 @@ impl Runtime {
     /// The linker of the world.
     pub fn linker(&self) -> &Linker<ExecState> {
         &self.linker
+    }
+
+    /// Waits for an instance slot, when pooled; the slot is free again when the permit is
+    /// dropped, which must be after the instance's store is.
+    pub async fn instance_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        match &self.slots {
+            Some(slots) => slots.clone().acquire_owned().await.ok(),
+            None => None,
+        }
     }
 
     /// Whether fuel is metered.

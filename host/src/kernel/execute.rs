@@ -13,7 +13,7 @@ use super::sandbox::{self, SandboxSpec};
 use super::settle;
 use super::{ExecutionRequest, Kernel, Lifecycle, MAX_SOURCE_BYTES, validate_session};
 use crate::engines::bindings::{RunRequest, ScriptEnginePre};
-use crate::engines::{EngineEntry, ExecState};
+use crate::engines::{EngineEntry, ExecState, Runtime};
 use crate::error::{Error, Result};
 use crate::files::{self, InputRecord, JobDir};
 use crate::journal::{Closing, ExecutionRecord, ExecutionState, JournalInput, Owner, Step};
@@ -238,6 +238,8 @@ fn passed_through(life: &Lifecycle, terminal: ExecutionState) -> Vec<ExecutionSt
 /// Everything an execution needs before its guest starts.
 struct Prepared {
     pre: ScriptEnginePre<ExecState>,
+    /// The instance slot, held until the store is dropped (in settling).
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
     job: JobDir,
     inputs: Vec<InputRecord>,
     store: wasmtime::Store<ExecState>,
@@ -253,6 +255,8 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
         .registry
         .load(facts.entry, limits.fuel.is_some())
         .await?;
+    // In a pooled process, at most INSTANCE_SLOTS instances at once; the rest wait here.
+    let slot = Runtime::get(limits.fuel.is_some())?.instance_slot().await;
     let job = kernel.jobs.take(facts.id, request.keep_job)?;
     let inputs = job.copy_inputs(&request.inputs, request.limits.max_input_bytes)?;
     if let Some(expected) = &request.expected_inputs {
@@ -277,6 +281,7 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
     let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
     Ok(Prepared {
         pre,
+        slot,
         job,
         inputs,
         store,
@@ -296,6 +301,7 @@ async fn finish(
 ) -> (Result<RunReport>, JobDir) {
     let Prepared {
         pre,
+        slot: _slot,
         job,
         inputs,
         store,
