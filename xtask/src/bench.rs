@@ -531,6 +531,8 @@ pub fn bench() -> Result {
         "bench",
         "--example",
         "soak",
+        "--example",
+        "epoch_cost",
     ]))?;
     run(cargo().args(["build", "--release", "--package", "quickjs-native"]))?;
     let scratch = root.join("target/bench-scratch");
@@ -548,6 +550,9 @@ pub fn bench() -> Result {
     numbers.extend(json_numbers(&capture(&mut Command::new(
         root.join("target/release/quickjs-native"),
     ))?));
+    numbers.extend(json_numbers(&capture(
+        Command::new(root.join("target/release/examples/epoch_cost")).arg(&engines),
+    )?));
     numbers.extend(cli_numbers(&root, &scratch)?);
     numbers.extend(groupby_numbers(&root, &scratch)?);
     numbers.extend(crate::bench_cpu::numbers(&root, &scratch)?);
@@ -588,9 +593,10 @@ pub fn bench() -> Result {
         .collect();
     let json = format!("{{\n{}\n}}\n", body.join(",\n"));
     std::fs::write(run_dir.join("results.json"), &json).map_err(|e| e.to_string())?;
+    let versions = crate::bench_versions::versions(&root);
     std::fs::write(
         root.join("BENCHMARKS.md"),
-        markdown(&numbers, &machine, &date, &sizes),
+        markdown(&numbers, &machine, &date, &sizes) + &crate::bench_versions::markdown(&versions),
     )
     .map_err(|e| e.to_string())?;
     eprintln!("xtask: wrote BENCHMARKS.md and {}", run_dir.display());

@@ -17,7 +17,7 @@ enum Goal {
 }
 
 /// (measure, key, goal).
-const GOALS: [(&str, &str, Goal); 17] = [
+const GOALS: [(&str, &str, Goal); 19] = [
     (
         "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
         "sandbox_alone_return_1_p50_ms",
@@ -102,6 +102,16 @@ const GOALS: [(&str, &str, Goal); 17] = [
         "fuel metering on over off: Python `sum(range(10**6))` run",
         "python_sum_range_1e6_fuel_on_run_ms",
         Goal::Ratio("python_sum_range_1e6_run_ms"),
+    ),
+    (
+        "epoch interruption on (ticked every 5 ms) over off: JS sum 1..1e7, bare engine",
+        "epoch_on_speed_cpu_sum_1e7_ms",
+        Goal::Ratio("epoch_off_speed_cpu_sum_1e7_ms"),
+    ),
+    (
+        "Cranelift opt level `none` over `speed` (the host's): JS sum 1..1e7, bare engine",
+        "epoch_on_opt_none_cpu_sum_1e7_ms",
+        Goal::Ratio("epoch_on_speed_cpu_sum_1e7_ms"),
     ),
 ];
 

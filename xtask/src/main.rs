@@ -23,6 +23,7 @@ mod bench_cpu;
 mod bench_goals;
 mod bench_mcp;
 mod bench_soak;
+mod bench_versions;
 mod components;
 mod fuzz;
 mod python;
