@@ -85,6 +85,14 @@ impl JobDir {
         Ok(JobDir { root, keep })
     }
 
+    /// Works in an idle, empty job folder (from an earlier run of this process) where it is.
+    pub fn reuse(idle: PathBuf) -> Self {
+        JobDir {
+            root: idle,
+            keep: false,
+        }
+    }
+
     /// Moves this folder to `idle` for the next run when it is empty and not kept; otherwise
     /// it is removed as usual. Returns whether it was kept for reuse.
     pub fn recycle(mut self, idle: &Path) -> bool {
@@ -92,7 +100,7 @@ impl JobDir {
         if self.keep || !empty(self.input()) || !empty(self.output()) || !empty(self.work()) {
             return false;
         }
-        if fs::rename(&self.root, idle).is_ok() {
+        if self.root == idle || fs::rename(&self.root, idle).is_ok() {
             self.keep = true;
             return true;
         }

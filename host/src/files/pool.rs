@@ -1,6 +1,8 @@
-//! Job folders of finished runs, emptied and kept for the next runs of this process: renaming an
+//! Job folders of finished runs, emptied and kept for the next runs of this process: reusing an
 //! idle folder is cheaper than creating four. An idle folder is named after its process (pid and
-//! start time), so a later process can tell that its owner is gone and remove it.
+//! start time), so a later process can tell that its owner is gone and remove it. A run that is
+//! not kept (`--keep`) works in an idle folder where it is, so a run that writes no files
+//! changes nothing on disk but the journal; a kept one is renamed to its execution id.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -34,14 +36,18 @@ impl JobPool {
         }
     }
 
-    /// The job folder of execution `id`: an idle one renamed, or a new one.
+    /// The job folder of execution `id`: an idle one (renamed to `id` when it is kept), or a
+    /// new one.
     pub fn take(&self, id: &str, keep: bool) -> Result<JobDir> {
         let root = self.jobs.join(id);
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-        if let Some(idle) = idle
-            && let Ok(job) = JobDir::adopt(&idle, root.clone(), keep)
-        {
-            return Ok(job);
+        if let Some(idle) = idle {
+            if !keep {
+                return Ok(JobDir::reuse(idle));
+            }
+            if let Ok(job) = JobDir::adopt(&idle, root.clone(), keep) {
+                return Ok(job);
+            }
         }
         JobDir::create(root, keep)
     }
@@ -54,8 +60,18 @@ impl JobPool {
         if idle.len() >= MAX_IDLE_JOBS {
             return;
         }
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let path = self.jobs.join(format!("idle-{}-{n}", self.owner.tag()));
+        let ours = job
+            .root()
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(idle_owner)
+            .is_some_and(|owner| owner == self.owner);
+        let path = if ours {
+            job.root().to_path_buf()
+        } else {
+            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            self.jobs.join(format!("idle-{}-{n}", self.owner.tag()))
+        };
         if job.recycle(&path) {
             idle.push(path);
         }
@@ -97,7 +113,28 @@ mod tests {
         let first = pool.take("a", false).expect("job");
         pool.give_back(first);
         let second = pool.take("b", false).expect("job");
-        assert!(second.root().ends_with("b") && second.input().is_dir());
+        let reused = second.root().to_path_buf();
+        assert!(second.input().is_dir());
+        pool.give_back(second);
+        let third = pool.take("c", false).expect("job");
+        assert_eq!(third.root(), reused, "an idle folder is used where it is");
+        pool.give_back(third);
+        let kept = pool.take("k", true).expect("job");
+        assert!(
+            kept.root().ends_with("k"),
+            "a kept run's folder is named by its id"
+        );
+        std::fs::remove_dir_all(kept.root()).expect("remove the kept folder");
+        drop(kept);
+        let written = pool.take("w", false).expect("job");
+        std::fs::write(written.work().join("f"), "x").expect("write");
+        let written_root = written.root().to_path_buf();
+        pool.give_back(written);
+        assert!(
+            !written_root.exists(),
+            "a folder with files left in it is not reused"
+        );
+        let second = pool.take("b", false).expect("job");
         drop(second);
         pool.give_back(pool.take("c", false).expect("job"));
         let dead = Owner {
