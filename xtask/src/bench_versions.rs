@@ -72,7 +72,7 @@ pub fn versions(root: &Path) -> Vec<(String, String)> {
 
 /// The versions table, in Markdown.
 pub fn markdown(versions: &[(String, String)]) -> String {
-    let mut text = String::from("## Versions\n\n| what | version |\n|---|---|\n");
+    let mut text = String::from("\n## Versions\n\n| what | version |\n|---|---|\n");
     for (what, version) in versions {
         text.push_str(&format!("| {what} | {version} |\n"));
     }
