@@ -78,16 +78,7 @@ async fn best_run(
     let request = RunRequest {
         source: SCRIPT.into(),
         filename: "cpu.js".into(),
-        limits: GuestLimits {
-            memory_bytes: limits.memory_bytes,
-            max_tool_calls: limits.max_tool_calls,
-            max_concurrency: limits.max_concurrency,
-            max_call_input_bytes: limits.max_call_input_bytes,
-            max_call_response_bytes: limits.max_call_response_bytes,
-            max_result_bytes: limits.max_result_bytes,
-            max_state_value_bytes: limits.max_state_value_bytes,
-            max_output_bytes: limits.max_output_bytes,
-        },
+        limits: GuestLimits::from(&limits),
         inputs: Vec::new(),
         pass_through_codes: Vec::new(),
     };
