@@ -315,7 +315,8 @@ async fn finish(
     advance(life, ExecutionState::Collecting);
     let collected = settle::collect(finished, &request.limits, &observers);
     // State and publication change the world outside: not before the record is durable.
-    if collected.would_change_the_world(request, &job, facts.id)
+    let target = settle::publication_target(request, &job, facts.id);
+    if collected.would_change_the_world(target.as_deref())
         && let Err(why) = record_durable.await
     {
         let error = Error::new(
@@ -324,7 +325,7 @@ async fn finish(
         );
         return (Err(error), job);
     }
-    let settled = settle::settle(kernel, facts, &job, &inputs, collected, life);
+    let settled = settle::settle(kernel, facts, &job, &inputs, collected, target, life);
     advance(life, settled.verdict.status);
     let report = settle::report(facts, settled, &observers, inputs, &job);
     (Ok(report), job)

@@ -29,18 +29,14 @@ pub(super) struct Collected {
 }
 
 impl Collected {
-    /// Whether settling may change anything outside the run: commit state, or publish.
-    pub(super) fn would_change_the_world(
-        &self,
-        request: &super::ExecutionRequest,
-        job: &JobDir,
-        id: &str,
-    ) -> bool {
+    /// Whether settling may change anything outside the run: commit state, or publish to
+    /// `target` (see [`publication_target`]).
+    pub(super) fn would_change_the_world(&self, target: Option<&Path>) -> bool {
         let changes_state = self
             .store
             .as_ref()
             .is_some_and(|store| !store.data().state().changes().is_empty());
-        changes_state || publication_target(request, job, id).is_some()
+        changes_state || target.is_some()
     }
 }
 
@@ -133,13 +129,15 @@ fn failed_by(error: &(dyn std::error::Error + 'static), code: ErrorCode) -> Verd
 /// Settles what becomes durable. A run that succeeded stages its publication (validated and
 /// copied beside its destination), then commits its state, then moves the publication into
 /// place: a failure at any step fails the run, and what was staged is dropped. A run that
-/// failed commits nothing, and publishes only with `--publish-on-error`.
+/// failed commits nothing, and publishes only with `--publish-on-error`. `target` is where it
+/// publishes ([`publication_target`]).
 pub(super) fn settle(
     kernel: &Kernel,
     facts: &Facts<'_>,
     job: &JobDir,
     inputs: &[InputRecord],
     collected: Collected,
+    target: Option<PathBuf>,
     life: &mut Lifecycle,
 ) -> Settled {
     let Collected {
@@ -148,7 +146,6 @@ pub(super) fn settle(
         value,
         fuel_consumed,
     } = collected;
-    let target = publication_target(facts.request, job, facts.id);
     let mut staged = None;
     if verdict.succeeded() {
         advance(life, ExecutionState::Committing);
@@ -235,7 +232,7 @@ struct Publication<'a> {
 
 /// Where `/output` goes: the caller's folder, or `forge-out/<id>` when the script wrote
 /// something and no folder was named.
-fn publication_target(
+pub(super) fn publication_target(
     request: &super::ExecutionRequest,
     job: &JobDir,
     id: &str,
