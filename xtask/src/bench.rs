@@ -514,7 +514,8 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
          teardown only (`engines::run_alone`). Throughput is journaled runs per second of one \
          process with 8 runs in flight. Memory per sleeping run is the peak RSS of the bench \
          process while 100 runs wait in a `sleep` tool call, over its RSS before, divided by \
-         100. Timings are medians (p50).\n",
+         100. Timings are medians (p50).\n\nWhy each missed goal is missed, with the profile \
+         that shows its floor: `bench/FLOORS.md`.\n",
     );
     text
 }
