@@ -1,0 +1,229 @@
+//! pip as the fetching client. Which index it reads, its proxies, certificates and credentials
+//! are the user's own pip configuration (`pip.conf`, `PIP_*` variables): no index host appears
+//! here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::FetchError;
+use crate::lock::PYTHON_VERSION;
+
+/// The variable that names the pip command (split on spaces), `python3 -m pip` by default.
+pub const PIP_VARIABLE: &str = "FORGE_HOST_PIP";
+
+/// How pip is run.
+#[derive(Debug, Clone)]
+pub struct Pip {
+    program: Vec<String>,
+}
+
+/// Why a download failed, as far as pip's output tells.
+#[derive(Debug)]
+pub enum DownloadFailure {
+    /// pip found no file it may use for this requirement.
+    NoMatch { requirement: String, output: String },
+    /// Anything else (the index unreachable, a hash pip refused, a cut download).
+    Other { output: String },
+}
+
+impl Default for Pip {
+    fn default() -> Self {
+        Self::from_env()
+    }
+}
+
+impl Pip {
+    /// `$FORGE_HOST_PIP`, else `python3 -m pip`.
+    pub fn from_env() -> Self {
+        let program = std::env::var(PIP_VARIABLE)
+            .ok()
+            .map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| vec!["python3".into(), "-m".into(), "pip".into()]);
+        Pip { program }
+    }
+
+    /// pip run with these arguments: its combined output, or the failure.
+    fn run(&self, args: &[&str]) -> Result<Result<String, String>, FetchError> {
+        let mut command = Command::new(&self.program[0]);
+        command
+            .args(&self.program[1..])
+            .args(args)
+            .args(["--disable-pip-version-check", "--no-input", "--progress-bar", "off"]);
+        let output = command.output().map_err(|source| FetchError::PipMissing {
+            command: self.program.join(" "),
+            source,
+        })?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Ok(if output.status.success() {
+            Ok(text)
+        } else {
+            Err(text)
+        })
+    }
+
+    /// Downloads pure-Python wheels for CPython 3.14 of `specs` and their dependencies into
+    /// `dir`, also looking in `find_links` (wheels built here from source).
+    pub fn download_pure(
+        &self,
+        specs: &[String],
+        dir: &Path,
+        find_links: Option<&Path>,
+        no_deps: bool,
+    ) -> Result<Result<(), DownloadFailure>, FetchError> {
+        let dir_text = dir.to_string_lossy();
+        let mut args = vec![
+            "download",
+            "--only-binary=:all:",
+            "--platform",
+            "any",
+            "--implementation",
+            "cp",
+            "--abi",
+            "none",
+            "--python-version",
+            PYTHON_VERSION,
+            "--dest",
+            &dir_text,
+        ];
+        let links = find_links.map(|l| l.to_string_lossy().into_owned());
+        if let Some(links) = &links {
+            args.extend(["--find-links", links.as_str()]);
+        }
+        if no_deps {
+            args.push("--no-deps");
+        }
+        args.push("--");
+        args.extend(specs.iter().map(String::as_str));
+        Ok(self.run(&args)?.map(|_| ()).map_err(classify))
+    }
+
+    /// Whether `requirement` has a wheel for this machine's own platform (so it has native
+    /// code, when it has no pure one).
+    pub fn has_platform_wheel(&self, requirement: &str, scratch: &Path) -> Result<bool, FetchError> {
+        let dir = scratch.to_string_lossy();
+        Ok(self
+            .run(&["download", "--no-deps", "--only-binary=:all:", "--dest", &dir, "--", requirement])?
+            .is_ok())
+    }
+
+    /// Downloads `requirement`'s source distribution and builds a wheel from it, in `out`. The
+    /// wheel's tags then say whether it is pure Python.
+    pub fn build_from_source(
+        &self,
+        requirement: &str,
+        scratch: &Path,
+        out: &Path,
+    ) -> Result<Result<PathBuf, String>, FetchError> {
+        let sdists = scratch.join("sdist");
+        let sdist_dir = sdists.to_string_lossy();
+        if let Err(output) = self.run(&[
+            "download",
+            "--no-deps",
+            "--no-binary=:all:",
+            "--dest",
+            &sdist_dir,
+            "--",
+            requirement,
+        ])? {
+            return Ok(Err(tail(&output)));
+        }
+        let Some(sdist) = files_in(&sdists)?.into_iter().next() else {
+            return Ok(Err("pip downloaded no source distribution".into()));
+        };
+        let built = scratch.join("built");
+        let built_dir = built.to_string_lossy();
+        if let Err(output) = self.run(&[
+            "wheel",
+            "--no-deps",
+            "--wheel-dir",
+            &built_dir,
+            &sdist.to_string_lossy(),
+        ])? {
+            return Ok(Err(tail(&output)));
+        }
+        let Some(wheel) = files_in(&built)?
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        else {
+            return Ok(Err("pip built no wheel".into()));
+        };
+        let target = out.join(wheel.file_name().unwrap_or_default());
+        std::fs::create_dir_all(out).map_err(|e| FetchError::io("create", out, e))?;
+        std::fs::rename(&wheel, &target).map_err(|e| FetchError::io("move", &wheel, e))?;
+        Ok(Ok(target))
+    }
+}
+
+/// The files of a folder (none if it does not exist), sorted.
+pub fn files_in(dir: &Path) -> Result<Vec<PathBuf>, FetchError> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => return Err(FetchError::io("list", dir, source)),
+    };
+    files.sort();
+    Ok(files)
+}
+
+/// The last lines of pip's output, which say what went wrong.
+pub fn tail(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(6)..].join("\n")
+}
+
+fn classify(output: String) -> DownloadFailure {
+    const NO_MATCH: &str = "No matching distribution found for ";
+    match output
+        .lines()
+        .find_map(|l| l.split_once(NO_MATCH).map(|(_, r)| r.trim().to_string()))
+    {
+        Some(requirement) => DownloadFailure::NoMatch {
+            requirement,
+            output: tail(&output),
+        },
+        None => DownloadFailure::Other {
+            output: tail(&output),
+        },
+    }
+}
+
+/// The project name at the start of a requirement (`tabulate==0.9.0` → `tabulate`).
+pub fn requirement_name(requirement: &str) -> String {
+    requirement
+        .trim()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pip_failures_are_told_apart() {
+        let output = "Collecting jinja2\n  Downloading jinja2.whl\nERROR: Could not find a version that satisfies the requirement markupsafe>=2.0 (from jinja2) (from versions: none)\nERROR: No matching distribution found for markupsafe>=2.0\n";
+        match classify(output.into()) {
+            DownloadFailure::NoMatch { requirement, .. } => assert_eq!(requirement, "markupsafe>=2.0"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            classify("ERROR: HTTP error 500".into()),
+            DownloadFailure::Other { .. }
+        ));
+        assert_eq!(requirement_name("tabulate==0.9.0"), "tabulate");
+        assert_eq!(requirement_name(" et_xmlfile>=1"), "et_xmlfile");
+    }
+}
