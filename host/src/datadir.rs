@@ -157,6 +157,16 @@ impl DataDir {
         self.root.join("jobs").join(id)
     }
 
+    /// The content-addressed package store, `packages/<sha256>/<file_name>`.
+    pub fn package_store(&self) -> PathBuf {
+        self.root.join("packages")
+    }
+
+    /// The package lock runs use unless given another (`--lock`).
+    pub fn package_lock(&self) -> PathBuf {
+        self.root.join("pyodide-lock.json")
+    }
+
     fn script_path(&self, sha256: &str) -> PathBuf {
         self.root.join("scripts").join(sha256)
     }

@@ -13,6 +13,7 @@
 //!   servers) and the gate in front of them (SPEC §8).
 //! - [`state`]: session state with revisions and checked commits (SPEC §6).
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
+//! - [`packages`]: locked pure-Python packages a Python run mounts (`pyodide-fetch`).
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
 //! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
@@ -38,6 +39,7 @@ pub mod files;
 pub mod journal;
 pub mod json;
 pub mod kernel;
+pub mod packages;
 pub mod limits;
 pub mod mcp_server;
 pub mod output;

@@ -46,10 +46,14 @@ impl Pip {
     /// pip run with these arguments: its combined output, or the failure.
     fn run(&self, args: &[&str]) -> Result<Result<String, String>, FetchError> {
         let mut command = Command::new(&self.program[0]);
+        // The subcommand, then the options every call shares, then its own (which may end
+        // with `--` and requirements).
+        let (subcommand, rest) = args.split_first().unwrap_or((&"--version", &[]));
         command
             .args(&self.program[1..])
-            .args(args)
-            .args(["--disable-pip-version-check", "--no-input", "--progress-bar", "off"]);
+            .arg(subcommand)
+            .args(["--disable-pip-version-check", "--no-input", "--progress-bar", "off"])
+            .args(rest);
         let output = command.output().map_err(|source| FetchError::PipMissing {
             command: self.program.join(" "),
             source,

@@ -143,7 +143,11 @@ def why_unavailable(module):
             f"library only); it comes with the {provider} profile: "
             f"{PROFILES[provider]['build']}"
         )
-    return f"package `{top}` is not available in this engine ({ENGINE_ID})"
+    return (
+        f"package `{top}` is not available in this engine ({ENGINE_ID}); if it is pure Python, "
+        f"add it with `forge-host packages add {top}` (the name to add may differ from the "
+        f"module's)"
+    )
 
 
 def _plain_import(line):
@@ -262,6 +266,23 @@ def run(request):
         raise failure("ISOLATE_FAILURE", f"the Python engine failed: {type(error).__name__}: {error}") from None
 
 
+# The host mounts the locked packages a script imports read-only under /packages, and lists
+# their wheels (which CPython imports as zips) in this file, dependencies first. They go after
+# the engine's own path, so a locked copy never shadows what the profile builds in.
+PACKAGES_LIST = "/packages/sys-path.txt"
+
+
+def mount_packages():
+    try:
+        with open(PACKAGES_LIST, encoding="utf-8") as f:
+            wheels = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return
+    for wheel in wheels:
+        if wheel not in sys.path:
+            sys.path.append(wheel)
+
+
 def _run(request):
     global current
     current = Run(request)
@@ -274,6 +295,7 @@ def _run(request):
         os.chdir("/work")
     except OSError:
         pass
+    mount_packages()
     sys.argv = [request.filename]
     # Print as it happens (the host keeps a bounded tail and streams it live), not at exit.
     for stream in (sys.stdout, sys.stderr):

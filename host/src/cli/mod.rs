@@ -15,6 +15,7 @@ mod journal;
 mod limit_flags;
 mod logs;
 mod mcp;
+mod packages;
 mod progress;
 mod rerun;
 mod run;
@@ -78,6 +79,9 @@ enum Command {
     /// Engines: list them, check that they load and run, add one.
     #[command(subcommand)]
     Engines(engines::EnginesCommand),
+    /// Pure-Python packages for Python scripts: add, list, remove, verify, import-lock.
+    #[command(subcommand)]
+    Packages(packages::PackagesCommand),
     /// The tools a script may call, as TypeScript declarations, Python stubs or JSON.
     Tools(tools::ToolsArgs),
     /// Serve MCP (stdio, or Streamable HTTP with --http): run_javascript, run_python,
@@ -117,6 +121,7 @@ pub fn main() -> ExitCode {
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
             Command::Engines(command) => engines::run(&cli.data, command).await,
+            Command::Packages(command) => packages::run(&cli.data, command),
             Command::Tools(args) => tools::run(args).await,
             Command::Mcp(args) => mcp::run(&cli.data, *args).await,
             Command::Status { json } => engines::status(&cli.data, json).await,

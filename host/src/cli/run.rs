@@ -73,6 +73,10 @@ pub struct RunArgs {
     /// On a terminal, ask y/N before a call the policy would deny (no terminal: it is denied)
     #[arg(long)]
     pub ask: bool,
+    /// The package lock a Python script's imports are mounted from (`forge-host packages add
+    /// --lock FILE` writes one) [default: the data directory's]
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
 }
 
 /// A script language named on the command line.
@@ -182,6 +186,12 @@ fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
         out_dir: args.out.clone(),
         publish_on_error: args.publish_on_error,
         keep_job: args.keep,
+        package_lock: args
+            .lock
+            .as_deref()
+            .map(std::path::absolute)
+            .transpose()
+            .map_err(|e| Error::invalid_input(format!("--lock: {e}")))?,
         ..ExecutionRequest::new(source, filename)
     })
 }

@@ -1,11 +1,11 @@
 //! What `provenance.json` records of a run (SPEC §7): engine id and component sha256, script
-//! sha256, each input's name and sha256, the limits, the timings and the verdict.
+//! sha256, each input's name and sha256, each mounted package's name, version and sha256, the limits, the timings and the verdict.
 
 use serde::Serialize;
 
 use super::InputRecord;
 use crate::error::ErrorReport;
-use crate::journal::PublishedFile;
+use crate::journal::{JournalPackage, PublishedFile};
 use crate::limits::Limits;
 
 /// The provenance of one execution.
@@ -25,6 +25,9 @@ pub struct Provenance<'a> {
     pub script_sha256: &'a str,
     /// Inputs as copied.
     pub inputs: &'a [InputRecord],
+    /// Locked Python packages mounted (name, version, sha256).
+    #[serde(skip_serializing_if = "<[JournalPackage]>::is_empty")]
+    pub packages: &'a [JournalPackage],
     /// Limits the run had.
     pub limits: &'a Limits,
     /// Start, RFC 3339 UTC.

@@ -22,7 +22,8 @@ mod store;
 
 pub use owner::Owner;
 pub use schema::{
-    CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, Metrics, PublishedFile,
+    CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Metrics,
+    PublishedFile,
     SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};

@@ -261,6 +261,18 @@ pub struct JournalInput {
     pub source: String,
 }
 
+/// A locked Python package a run mounted (issue 13): what `rerun` mounts again, refusing when
+/// the lock now resolves to something else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalPackage {
+    /// The project's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// sha256 of the wheel mounted.
+    pub sha256: String,
+}
+
 /// One step of the lifecycle, with when it was reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
@@ -288,6 +300,12 @@ pub struct ExecutionRecord {
     /// Inputs as copied.
     #[serde(default)]
     pub inputs: Vec<JournalInput>,
+    /// Locked Python packages mounted, in mount order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<JournalPackage>,
+    /// The package lock given with `--lock`, when not the data directory's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_lock: Option<String>,
     /// The limits it ran under (JSON, so that a later version's extra limits still read).
     pub limits: serde_json::Value,
     /// The permission policy.
@@ -369,6 +387,8 @@ mod tests {
             script: "a.js".into(),
             script_sha256: String::new(),
             inputs: Vec::new(),
+            packages: Vec::new(),
+            package_lock: None,
             limits,
             policy: Policy::default(),
             status: ExecutionState::Running,

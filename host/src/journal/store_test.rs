@@ -1,6 +1,6 @@
 //! Tests of `store.rs`: the state machine, reconciliation, listing, group commit and decoding.
 
-use super::super::{JournalInput, Owner};
+use super::super::{JournalInput, JournalPackage, Owner};
 use super::*;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
@@ -19,6 +19,12 @@ fn record(id: &str, owner: Owner) -> ExecutionRecord {
             sha256: "b".repeat(64),
             source: "/tmp/x.csv".into(),
         }],
+        packages: vec![JournalPackage {
+            name: "tabulate".into(),
+            version: "0.9.0".into(),
+            sha256: "c".repeat(64),
+        }],
+        package_lock: None,
         limits: serde_json::to_value(Limits::default()).expect("limits"),
         policy: Default::default(),
         status: ExecutionState::Preparing,

@@ -16,7 +16,10 @@ use crate::engines::bindings::{RunRequest, ScriptEnginePre};
 use crate::engines::{EngineEntry, ExecState, Runtime};
 use crate::error::{Error, Result};
 use crate::files::{self, InputRecord, JobDir};
-use crate::journal::{Closing, ExecutionRecord, ExecutionState, JournalInput, Owner, Step};
+use crate::journal::{
+    Closing, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Owner, Step,
+};
+use crate::packages;
 use crate::output::{Event, TaskLog};
 use crate::primitives::{now_utc, sha256_hex};
 use crate::tools::RecordDurable;
@@ -69,6 +72,11 @@ fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
         script: request.filename.clone(),
         script_sha256: facts.script_sha256.to_string(),
         inputs: Vec::new(),
+        packages: facts.packages.to_vec(),
+        package_lock: request
+            .package_lock
+            .as_ref()
+            .map(|p| p.display().to_string()),
         limits: serde_json::to_value(&request.limits).unwrap_or_default(),
         policy: request.policy.clone(),
         status: ExecutionState::Preparing,
@@ -122,17 +130,27 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         let log = log.clone();
         Arc::new(move |line: &[u8]| log.append(line))
     });
+    let mounts = package_mounts(kernel, entry, &request);
+    let packages: Vec<JournalPackage> = match &mounts {
+        Ok(Some(mounts)) => mounts.packages.iter().map(|p| p.record.clone()).collect(),
+        _ => Vec::new(),
+    };
     let facts = Facts {
         id: &id,
         entry,
         request: &request,
         script_sha256: &script_sha256,
+        packages: &packages,
         started_at: &started_at,
         started,
         events: log.tee(request.events.clone()),
     };
     let mut record = new_record(&facts);
-    let prepared = match prepare(kernel, &facts).await {
+    let prepared = match mounts {
+        Ok(mounts) => prepare(kernel, &facts, mounts).await,
+        Err(error) => Err(error),
+    };
+    let prepared = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
             // It never ran: one record, already terminal, says why.
@@ -235,6 +253,33 @@ fn passed_through(life: &Lifecycle, terminal: ExecutionState) -> Vec<ExecutionSt
         .collect()
 }
 
+/// The locked packages a Python script mounts (none for other languages), checked against what
+/// the first run mounted when this is a rerun.
+fn package_mounts(
+    kernel: &Kernel,
+    entry: &EngineEntry,
+    request: &ExecutionRequest,
+) -> Result<Option<packages::Mounts>> {
+    // Before its first load the entry knows only what its lock says: the extensions.
+    let python = entry.description.language == "python"
+        || entry.description.extensions.iter().any(|e| e == ".py");
+    if !python {
+        return Ok(None);
+    }
+    let imports = crate::engines::python_imports::python_imports(&request.source);
+    let mounts = packages::resolve(&kernel.data_dir, request.package_lock.as_deref(), &imports)?;
+    if let Some(then) = &request.expected_packages {
+        let now: Vec<JournalPackage> = mounts
+            .iter()
+            .flat_map(|m| m.packages.iter().map(|p| p.record.clone()))
+            .collect();
+        if let Some(change) = packages::changed_since(then, &now) {
+            return Err(Error::invalid_input(change));
+        }
+    }
+    Ok(mounts)
+}
+
 /// Everything an execution needs before its guest starts.
 struct Prepared {
     pre: ScriptEnginePre<ExecState>,
@@ -248,7 +293,11 @@ struct Prepared {
 }
 
 /// Loads the engine, the job folders with the inputs, the state snapshot, and the store.
-async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
+async fn prepare(
+    kernel: &Kernel,
+    facts: &Facts<'_>,
+    mounts: Option<packages::Mounts>,
+) -> Result<Prepared> {
     let request = facts.request;
     let limits = &request.limits;
     let (pre, _) = kernel
@@ -275,6 +324,7 @@ async fn prepare(kernel: &Kernel, facts: &Facts<'_>) -> Result<Prepared> {
             tools: kernel.tools.clone(),
             snapshot,
             job: &job,
+            packages: mounts.as_ref(),
             events: Some(facts.events.clone()),
         },
     )?;

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::{ExecutionRequest, Lifecycle};
 use crate::engines::EngineEntry;
-use crate::journal::ExecutionState;
+use crate::journal::{ExecutionState, JournalPackage};
 use crate::output::EventSink;
 
 /// What a run knows about itself from the start.
@@ -13,6 +13,8 @@ pub(super) struct Facts<'a> {
     pub entry: &'a EngineEntry,
     pub request: &'a ExecutionRequest,
     pub script_sha256: &'a str,
+    /// The locked Python packages it mounts.
+    pub packages: &'a [JournalPackage],
     pub started_at: &'a str,
     pub started: Instant,
     pub events: EventSink,

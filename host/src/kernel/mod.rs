@@ -25,7 +25,7 @@ use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, Result};
 use crate::files::JobPool;
-use crate::journal::Journal;
+use crate::journal::{Journal, JournalPackage};
 use crate::limits::Limits;
 use crate::output::EventSink;
 use crate::permissions::{Asker, Policy};
@@ -58,6 +58,10 @@ pub struct ExecutionRequest {
     pub keep_job: bool,
     /// For a rerun: the (name, sha256) every input must still have.
     pub expected_inputs: Option<Vec<(String, String)>>,
+    /// The package lock a Python run mounts its packages from; `None` is the data directory's.
+    pub package_lock: Option<PathBuf>,
+    /// For a rerun: the packages the first run mounted, which must be mounted again unchanged.
+    pub expected_packages: Option<Vec<JournalPackage>>,
     /// Receives output and progress as it happens.
     pub events: Option<EventSink>,
     /// Lets the caller cancel the execution.
@@ -82,6 +86,8 @@ impl ExecutionRequest {
             publish_on_error: false,
             keep_job: false,
             expected_inputs: None,
+            package_lock: None,
+            expected_packages: None,
             events: None,
             cancel: None,
             asker: None,
@@ -221,6 +227,8 @@ impl Kernel {
                     .map(|i| (i.name.clone(), i.sha256.clone()))
                     .collect(),
             ),
+            package_lock: record.package_lock.as_ref().map(PathBuf::from),
+            expected_packages: Some(record.packages.clone()),
             ..ExecutionRequest::new(source, record.script.clone())
         })
     }

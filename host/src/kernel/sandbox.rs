@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::files::{DiskQuota, InputRecord, JobDir};
 use crate::limits::{Limits, MemoryLimiter, MemoryStats};
 use crate::output::{EventSink, OutputState, TailPipe, Texts};
+use crate::packages::{MOUNT_POINT, Mounts};
 use crate::permissions::{Asker, Policy};
 use crate::state::{Snapshot, StateView};
 use crate::tools::{CallLog, ToolCalls, ToolRegistry};
@@ -37,6 +38,8 @@ pub struct SandboxSpec<'a> {
     pub tools: Arc<ToolRegistry>,
     pub snapshot: Snapshot,
     pub job: &'a JobDir,
+    /// Locked Python packages, mounted read-only.
+    pub packages: Option<&'a Mounts>,
     pub events: Option<EventSink>,
 }
 
@@ -72,6 +75,14 @@ pub fn build_store(
         .map_err(preopen_failed)?
         .preopened_dir(spec.job.work(), "/work", FsPerms::ReadWrite)
         .map_err(preopen_failed)?;
+    if let Some(mounts) = spec.packages {
+        wasi.preopened_dir(&mounts.index_dir, MOUNT_POINT, FsPerms::ReadOnly)
+            .map_err(preopen_failed)?;
+        for package in &mounts.packages {
+            wasi.preopened_dir(&package.host_dir, &package.guest_dir, FsPerms::ReadOnly)
+                .map_err(preopen_failed)?;
+        }
+    }
     let limiter = MemoryLimiter::new(limits.memory_bytes);
     let memory = limiter.stats();
     let tools = ToolCalls::new(spec.tools, spec.policy, limits).with_asker(spec.asker);

@@ -270,6 +270,7 @@ fn stage(
                 script: &facts.request.filename,
                 script_sha256: facts.script_sha256,
                 inputs,
+                packages: facts.packages,
                 limits: &facts.request.limits,
                 started_at: facts.started_at,
                 wall_ms: millis(facts.started.elapsed()),

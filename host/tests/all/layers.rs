@@ -10,7 +10,7 @@ const LAYERS: [&[&str]; 5] = [
     &["cli"],
     &["mcp_server"],
     &["kernel"],
-    &["engines", "tools", "state", "output", "files", "journal"],
+    &["engines", "tools", "state", "output", "files", "packages", "journal"],
     &[
         "limits",
         "permissions",
