@@ -103,13 +103,21 @@ pub fn resolve(
         store
             .verify(&package.sha256, &package.file_name)
             .map_err(|e| {
+                let again = format!(
+                    "fetch it again with `forge-host packages add {}=={}`",
+                    package.name, package.version
+                );
+                let why = match &e {
+                    FetchError::NotStored { file } => {
+                        format!("its file is gone from the package store ({file}); {again}")
+                    }
+                    _ => format!("{}; {again}", crate::error::chain_text(&e)),
+                };
                 Error::new(
                     ErrorCode::PackageUnavailable,
                     format!(
-                        "package `{}` {} cannot be mounted: {}",
-                        package.name,
-                        package.version,
-                        crate::error::chain_text(&e)
+                        "package `{}` {} cannot be mounted: {why}",
+                        package.name, package.version
                     ),
                 )
             })?;

@@ -87,17 +87,6 @@ fn check_spec(spec: &str) -> Result<(), FetchError> {
     Ok(())
 }
 
-/// The project pip could not satisfy `requirement` for, from the line that says
-/// "... the requirement X (from Y)".
-fn needed_by(output: &str, requirement: &str) -> Option<String> {
-    output.lines().find_map(|line| {
-        let rest = line.split_once(requirement)?.1;
-        let from = rest.split_once("(from ")?.1;
-        let who = from.split([')', ' ', '>', '=', '<', '~', '!', '[', ';']).next()?;
-        (!who.is_empty()).then(|| who.to_string())
-    })
-}
-
 impl Fetcher {
     fn builtin(&self, name: &str) -> Option<&Builtin> {
         self.builtin
@@ -199,7 +188,9 @@ impl Fetcher {
     }
 
     /// Downloads into `downloads`, building pure wheels from source distributions where a
-    /// project has no wheel at all.
+    /// project has no pure wheel. First each spec alone (its newest pure wheel), then all of
+    /// them pinned to those versions with their dependencies: pinned, pip does not backtrack
+    /// through every version of a project whose dependency has no usable file.
     fn download(
         &self,
         specs: &[String],
@@ -208,18 +199,41 @@ impl Fetcher {
         no_deps: bool,
     ) -> Result<(), FetchError> {
         let built = scratch.join("built");
+        if no_deps {
+            return self.download_building(specs, scratch, downloads, &built, true);
+        }
+        let top = scratch.join("top");
+        self.download_building(specs, scratch, &top, &built, true)?;
+        let pinned: Vec<String> = inspect_all(&top)?
+            .iter()
+            .map(|f| format!("{}=={}", f.info.name, f.info.version))
+            .collect();
+        self.download_building(&pinned, scratch, downloads, &built, false)
+    }
+
+    /// One pip download, retried after building each requirement it could not satisfy from
+    /// source (without a C compiler, so only into a pure wheel).
+    fn download_building(
+        &self,
+        specs: &[String],
+        scratch: &Path,
+        downloads: &Path,
+        built: &Path,
+        no_deps: bool,
+    ) -> Result<(), FetchError> {
         let mut tried: Vec<String> = Vec::new();
         loop {
-            let links = built.exists().then_some(built.as_path());
+            let links = built.exists().then_some(built);
             let failure = match self.pip.download_pure(specs, downloads, links, no_deps)? {
                 Ok(()) => return Ok(()),
                 Err(failure) => failure,
             };
-            let (requirement, output) = match failure {
+            let (requirement, who, output) = match failure {
                 DownloadFailure::NoMatch {
                     requirement,
+                    needed_by,
                     output,
-                } => (requirement, output),
+                } => (requirement, needed_by, output),
                 DownloadFailure::Other { output } => {
                     return Err(FetchError::Pip {
                         what: specs.join(" "),
@@ -228,7 +242,6 @@ impl Fetcher {
                 }
             };
             let name = requirement_name(&requirement);
-            let who = needed_by(&output, &requirement);
             if let Some(builtin) = self.builtin(&name) {
                 return Err(FetchError::Builtin {
                     name,
@@ -236,50 +249,56 @@ impl Fetcher {
                     hint: builtin.hint.clone(),
                 });
             }
-            if tried.contains(&name) {
+            if tried.contains(&normalize(&name)) {
                 return Err(FetchError::Pip {
                     what: requirement,
                     output,
                 });
             }
-            tried.push(name.clone());
-            let probe = scratch.join(format!("probe-{}", tried.len()));
-            if self.pip.has_platform_wheel(&requirement, &probe.join("wheels"))? {
-                return Err(FetchError::NotPurePython {
-                    name,
-                    needed_by: who,
-                    reason: "it publishes only platform-specific wheels (native code), no \
-                             pure-Python one; the engines run pure-Python packages only"
-                        .into(),
-                });
-            }
-            match self.pip.build_from_source(&requirement, &probe, &built)? {
+            tried.push(normalize(&name));
+            let probe = scratch.join(format!("probe-{}-{}", tried.len(), no_deps));
+            let built_wheel = self.pip.build_from_source(&requirement, &probe, built)?;
+            let refusal = match &built_wheel {
                 Ok(wheel) => {
                     let file_name = wheel
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    let reason = WheelName::parse(&file_name)
+                    WheelName::parse(&file_name)
                         .map(|w| w.pure_python_reason())
-                        .unwrap_or_else(|| Some("pip built no wheel file".into()));
-                    if let Some(reason) = reason {
-                        return Err(FetchError::NotPurePython {
-                            name,
-                            needed_by: who,
-                            reason: format!(
-                                "it has only a source distribution, and that builds native \
-                                 code: {reason}"
-                            ),
-                        });
-                    }
+                        .unwrap_or_else(|| Some("pip built no wheel file".into()))
                 }
-                Err(build_output) => {
-                    return Err(FetchError::Pip {
-                        what: requirement,
-                        output: format!("{output}\n{build_output}"),
-                    });
-                }
+                Err(_) => Some(String::new()),
+            };
+            let Some(refusal) = refusal else {
+                continue; // a pure wheel, now in `built`
+            };
+            if let Ok(wheel) = &built_wheel {
+                let _ = std::fs::remove_file(wheel);
             }
+            if self.pip.has_platform_wheel(&requirement, &probe.join("wheels"))? {
+                return Err(FetchError::NotPurePython {
+                    name,
+                    needed_by: who,
+                    reason: "it publishes only platform-specific wheels (native code), and its \
+                             source does not build without a C compiler; the engines run \
+                             pure-Python packages only"
+                        .into(),
+                });
+            }
+            return match built_wheel {
+                Ok(_) => Err(FetchError::NotPurePython {
+                    name,
+                    needed_by: who,
+                    reason: format!(
+                        "it has only a source distribution, and that builds native code: {refusal}"
+                    ),
+                }),
+                Err(build_output) => Err(FetchError::Pip {
+                    what: requirement,
+                    output: format!("{output}\n{build_output}"),
+                }),
+            };
         }
     }
 
@@ -449,13 +468,6 @@ fn inspect_all(dir: &Path) -> Result<Vec<Fetched>, FetchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn who_needed_a_requirement_is_read_from_pip() {
-        let output = "ERROR: Could not find a version that satisfies the requirement markupsafe>=2.0 (from jinja2) (from versions: none)\nERROR: No matching distribution found for markupsafe>=2.0";
-        assert_eq!(needed_by(output, "markupsafe>=2.0").as_deref(), Some("jinja2"));
-        assert_eq!(needed_by("nothing", "x"), None);
-    }
 
     #[test]
     fn specs_that_look_like_options_are_refused() {

@@ -20,8 +20,12 @@ pub struct Pip {
 /// Why a download failed, as far as pip's output tells.
 #[derive(Debug)]
 pub enum DownloadFailure {
-    /// pip found no file it may use for this requirement.
-    NoMatch { requirement: String, output: String },
+    /// pip found no file it may use for this requirement (of this project, when pip says).
+    NoMatch {
+        requirement: String,
+        needed_by: Option<String>,
+        output: String,
+    },
     /// Anything else (the index unreachable, a hash pip refused, a cut download).
     Other { output: String },
 }
@@ -45,7 +49,17 @@ impl Pip {
 
     /// pip run with these arguments: its combined output, or the failure.
     fn run(&self, args: &[&str]) -> Result<Result<String, String>, FetchError> {
+        self.run_with(args, &[])
+    }
+
+    /// [`Pip::run`] with these environment variables set.
+    fn run_with(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Result<String, String>, FetchError> {
         let mut command = Command::new(&self.program[0]);
+        command.envs(env.iter().copied());
         // The subcommand, then the options every call shares, then its own (which may end
         // with `--` and requirements).
         let (subcommand, rest) = args.split_first().unwrap_or((&"--version", &[]));
@@ -141,13 +155,20 @@ impl Pip {
         };
         let built = scratch.join("built");
         let built_dir = built.to_string_lossy();
-        if let Err(output) = self.run(&[
-            "wheel",
-            "--no-deps",
-            "--wheel-dir",
-            &built_dir,
-            &sdist.to_string_lossy(),
-        ])? {
+        // No C compiler: what it would build is for this machine, not the sandbox. A project
+        // with optional speedups (MarkupSafe) then builds its pure-Python fallback; one that
+        // needs C fails here.
+        let no_compiler = [("CC", "false"), ("CXX", "false"), ("LDSHARED", "false")];
+        if let Err(output) = self.run_with(
+            &[
+                "wheel",
+                "--no-deps",
+                "--wheel-dir",
+                &built_dir,
+                &sdist.to_string_lossy(),
+            ],
+            &no_compiler,
+        )? {
             return Ok(Err(tail(&output)));
         }
         let Some(wheel) = files_in(&built)?
@@ -189,18 +210,49 @@ pub fn tail(output: &str) -> String {
 
 fn classify(output: String) -> DownloadFailure {
     const NO_MATCH: &str = "No matching distribution found for ";
-    match output
+    const DEPENDS_ON: &str = " depends on ";
+    if let Some(requirement) = output
         .lines()
         .find_map(|l| l.split_once(NO_MATCH).map(|(_, r)| r.trim().to_string()))
     {
-        Some(requirement) => DownloadFailure::NoMatch {
+        let needed_by = needed_by(&output, &requirement);
+        return DownloadFailure::NoMatch {
             requirement,
+            needed_by,
             output: tail(&output),
-        },
-        None => DownloadFailure::Other {
-            output: tail(&output),
-        },
+        };
     }
+    // The resolver's "ResolutionImpossible": "The conflict is caused by: jinja2 3.1.6 depends
+    // on MarkupSafe>=2.0", when no version of a dependency has a file pip may use.
+    if output.contains("ResolutionImpossible")
+        && let Some((who, requirement)) = output.lines().find_map(|l| {
+            let (left, requirement) = l.trim().split_once(DEPENDS_ON)?;
+            let who = left.split_whitespace().next()?;
+            Some((who.to_string(), requirement.trim().to_string()))
+        })
+    {
+        return DownloadFailure::NoMatch {
+            requirement,
+            needed_by: Some(who),
+            output: tail(&output),
+        };
+    }
+    DownloadFailure::Other {
+        output: tail(&output),
+    }
+}
+
+/// The project pip could not satisfy `requirement` for, from the line that says
+/// "... the requirement X (from Y)".
+fn needed_by(output: &str, requirement: &str) -> Option<String> {
+    output.lines().find_map(|line| {
+        let rest = line.split_once(requirement)?.1;
+        let from = rest.split_once("(from ")?.1;
+        let who = from
+            .split([')', ' ', '>', '=', '<', '~', '!', '[', ';'])
+            .next()?;
+        (!who.is_empty()).then(|| who.to_string())
+    })
 }
 
 /// The project name at the start of a requirement (`tabulate==0.9.0` → `tabulate`).
@@ -220,7 +272,26 @@ mod tests {
     fn pip_failures_are_told_apart() {
         let output = "Collecting jinja2\n  Downloading jinja2.whl\nERROR: Could not find a version that satisfies the requirement markupsafe>=2.0 (from jinja2) (from versions: none)\nERROR: No matching distribution found for markupsafe>=2.0\n";
         match classify(output.into()) {
-            DownloadFailure::NoMatch { requirement, .. } => assert_eq!(requirement, "markupsafe>=2.0"),
+            DownloadFailure::NoMatch {
+                requirement,
+                needed_by,
+                ..
+            } => {
+                assert_eq!(requirement, "markupsafe>=2.0");
+                assert_eq!(needed_by.as_deref(), Some("jinja2"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let conflict = "ERROR: Cannot install jinja2==3.1.5 and jinja2==3.1.6 because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n    jinja2 3.1.6 depends on MarkupSafe>=2.0\n    jinja2 3.1.5 depends on MarkupSafe>=2.0\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io\n";
+        match classify(conflict.into()) {
+            DownloadFailure::NoMatch {
+                requirement,
+                needed_by,
+                ..
+            } => {
+                assert_eq!(requirement, "MarkupSafe>=2.0");
+                assert_eq!(needed_by.as_deref(), Some("jinja2"));
+            }
             other => panic!("{other:?}"),
         }
         assert!(matches!(
