@@ -156,7 +156,10 @@ pub fn resolve(
 /// be mounted again with the same sha256, and nothing else.
 pub fn changed_since(then: &[JournalPackage], now: &[JournalPackage]) -> Option<String> {
     for before in then {
-        match now.iter().find(|p| normalize(&p.name) == normalize(&before.name)) {
+        match now
+            .iter()
+            .find(|p| normalize(&p.name) == normalize(&before.name))
+        {
             None => {
                 return Some(format!(
                     "package `{}` {} of the first run is no longer in the lock",
@@ -174,7 +177,11 @@ pub fn changed_since(then: &[JournalPackage], now: &[JournalPackage]) -> Option<
         }
     }
     now.iter()
-        .find(|p| !then.iter().any(|b| normalize(&b.name) == normalize(&p.name)))
+        .find(|p| {
+            !then
+                .iter()
+                .any(|b| normalize(&b.name) == normalize(&p.name))
+        })
         .map(|extra| {
             format!(
                 "package `{}` {} would be mounted, and the first run had no such package",
@@ -199,7 +206,10 @@ mod tests {
     fn a_rerun_sees_every_package_change() {
         let then = [package("tabulate", "a"), package("et-xmlfile", "b")];
         assert_eq!(changed_since(&then, &then), None);
-        let changed = changed_since(&then, &[package("tabulate", "c"), package("et_xmlfile", "b")]);
+        let changed = changed_since(
+            &then,
+            &[package("tabulate", "c"), package("et_xmlfile", "b")],
+        );
         assert!(changed.expect("changed").contains("tabulate"));
         let gone = changed_since(&then, &[package("tabulate", "a")]);
         assert!(gone.expect("gone").contains("no longer"));
@@ -213,7 +223,8 @@ mod tests {
         let data = DataDir::new(dir.path());
         let mounts = resolve(&data, None, &["tabulate".into()]).expect("resolves");
         assert!(mounts.is_none());
-        let missing = resolve(&data, Some(&dir.path().join("nope.json")), &[]).expect_err("no lock");
+        let missing =
+            resolve(&data, Some(&dir.path().join("nope.json")), &[]).expect_err("no lock");
         assert_eq!(missing.code, ErrorCode::InvalidInput);
     }
 }

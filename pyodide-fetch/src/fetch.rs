@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::FetchError;
 use crate::lock::{LockedPackage, PyodideLock, normalize};
 use crate::pip::{DownloadFailure, Pip, files_in, requirement_name};
 use crate::store::{Store, sha256_file};
 use crate::wheel::{self, WheelInfo, WheelName};
-use crate::FetchError;
 
 /// A package an engine already has built in, and what to tell someone who asks for it.
 #[derive(Debug, Clone)]
@@ -107,7 +107,8 @@ impl Fetcher {
                 });
             }
         }
-        let scratch = tempfile::tempdir().map_err(|e| FetchError::io("create", Path::new("/tmp"), e))?;
+        let scratch =
+            tempfile::tempdir().map_err(|e| FetchError::io("create", Path::new("/tmp"), e))?;
         let downloads = scratch.path().join("downloads");
         self.download(specs, scratch.path(), &downloads, false)?;
         let fetched = inspect_all(&downloads)?;
@@ -150,7 +151,11 @@ impl Fetcher {
                     actual: file.sha256.clone(),
                 });
             }
-            if lock.packages.get(&key).is_none_or(|e| e.sha256 != file.sha256) {
+            if lock
+                .packages
+                .get(&key)
+                .is_none_or(|e| e.sha256 != file.sha256)
+            {
                 outcome.new.push(file.info.name.clone());
             }
             outcome.packages.push(LockedPackage {
@@ -178,7 +183,8 @@ impl Fetcher {
         lock_path: &Path,
     ) -> Result<(), FetchError> {
         for file in fetched {
-            self.store.add(&file.path, &file.file_name, Some(&file.sha256))?;
+            self.store
+                .add(&file.path, &file.file_name, Some(&file.sha256))?;
         }
         for package in &outcome.packages {
             lock.packages
@@ -276,7 +282,10 @@ impl Fetcher {
             if let Ok(wheel) = &built_wheel {
                 let _ = std::fs::remove_file(wheel);
             }
-            if self.pip.has_platform_wheel(&requirement, &probe.join("wheels"))? {
+            if self
+                .pip
+                .has_platform_wheel(&requirement, &probe.join("wheels"))?
+            {
                 return Err(FetchError::NotPurePython {
                     name,
                     needed_by: who,
@@ -326,10 +335,13 @@ impl Fetcher {
                 dependents,
             });
         }
-        let removed = lock.packages.remove(&key).ok_or_else(|| FetchError::NotLocked {
-            name: name.to_string(),
-            needed_by: None,
-        })?;
+        let removed = lock
+            .packages
+            .remove(&key)
+            .ok_or_else(|| FetchError::NotLocked {
+                name: name.to_string(),
+                needed_by: None,
+            })?;
         lock.write(lock_path)?;
         Ok(removed)
     }
@@ -337,7 +349,11 @@ impl Fetcher {
     /// Brings in the pure-Python entries of a Pyodide distribution's lock, fetched by name and
     /// version through pip. Where the fetched file is not Pyodide's (Pyodide rebuilt it), both
     /// hashes are recorded and a note says so.
-    pub fn import_lock(&self, pyodide_lock: &Path, lock_path: &Path) -> Result<Imported, FetchError> {
+    pub fn import_lock(
+        &self,
+        pyodide_lock: &Path,
+        lock_path: &Path,
+    ) -> Result<Imported, FetchError> {
         let pyodide = PyodideLock::read(pyodide_lock)?;
         let mut imported = Imported::default();
         let mut specs = Vec::new();
@@ -354,14 +370,14 @@ impl Fetcher {
                 .unwrap_or_else(|| Some("not a wheel".into()));
             match reason {
                 Some(reason) => imported.skipped.push((package.name.clone(), reason)),
-                None if self.builtin(key).is_some() => imported.skipped.push((
-                    package.name.clone(),
-                    "built into an engine profile".into(),
-                )),
+                None if self.builtin(key).is_some() => imported
+                    .skipped
+                    .push((package.name.clone(), "built into an engine profile".into())),
                 None => specs.push(format!("{}=={}", package.name, package.version)),
             }
         }
-        let scratch = tempfile::tempdir().map_err(|e| FetchError::io("create", Path::new("/tmp"), e))?;
+        let scratch =
+            tempfile::tempdir().map_err(|e| FetchError::io("create", Path::new("/tmp"), e))?;
         let downloads = scratch.path().join("downloads");
         loop {
             if specs.is_empty() {
@@ -398,7 +414,11 @@ impl Fetcher {
         let present: Vec<String> = fetched.iter().map(|f| normalize(&f.info.name)).collect();
         let mut outcome = self.record(&lock, &fetched, |info| {
             let key = normalize(&info.name);
-            let wanted = pyodide.packages.get(&key).map(|p| p.depends.clone()).unwrap_or_default();
+            let wanted = pyodide
+                .packages
+                .get(&key)
+                .map(|p| p.depends.clone())
+                .unwrap_or_default();
             wanted
                 .iter()
                 .map(|d| normalize(d))

@@ -41,7 +41,10 @@ pub enum FetchError {
     },
     #[error("`{file}` is not a usable wheel: {reason}")]
     BadWheel { file: String, reason: String },
-    #[error("package `{name}`{} cannot run in the sandbox: {reason}", needed(needed_by))]
+    #[error(
+        "package `{name}`{} cannot run in the sandbox: {reason}",
+        needed(needed_by)
+    )]
     NotPurePython {
         name: String,
         needed_by: Option<String>,
@@ -59,9 +62,14 @@ pub enum FetchError {
         expected: String,
         actual: String,
     },
-    #[error("{file} is not in the package store; add its package again with `forge-host packages add`")]
+    #[error(
+        "{file} is not in the package store; add its package again with `forge-host packages add`"
+    )]
     NotStored { file: String },
-    #[error("package `{name}`{} is not in the lock; add it with `forge-host packages add {name}`", needed(needed_by))]
+    #[error(
+        "package `{name}`{} is not in the lock; add it with `forge-host packages add {name}`",
+        needed(needed_by)
+    )]
     NotLocked {
         name: String,
         needed_by: Option<String>,
@@ -79,7 +87,9 @@ pub enum FetchError {
     },
     #[error("pip could not fetch {what}:\n{output}")]
     Pip { what: String, output: String },
-    #[error("invalid requirement `{0}`: expected a project name, optionally with a version (`tabulate==0.9.0`)")]
+    #[error(
+        "invalid requirement `{0}`: expected a project name, optionally with a version (`tabulate==0.9.0`)"
+    )]
     BadSpec(String),
 }
 

@@ -310,6 +310,11 @@ mod tests {
         let lock = PyodideLock::new();
         lock.write(&path).expect("writes");
         assert_eq!(PyodideLock::read(&path).expect("reads"), lock);
-        assert_eq!(std::fs::read_dir(path.parent().expect("parent")).expect("lists").count(), 1);
+        assert_eq!(
+            std::fs::read_dir(path.parent().expect("parent"))
+                .expect("lists")
+                .count(),
+            1
+        );
     }
 }

@@ -11,6 +11,18 @@ use crate::lock::PYTHON_VERSION;
 /// The variable that names the pip command (split on spaces), `python3 -m pip` by default.
 pub const PIP_VARIABLE: &str = "FORGE_HOST_PIP";
 
+/// Platforms whose wheels mark a project as native code when it has no pure wheel.
+const NATIVE_PLATFORMS: [&str; 8] = [
+    "manylinux_2_17_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux_2_17_aarch64",
+    "musllinux_1_2_x86_64",
+    "macosx_11_0_arm64",
+    "macosx_10_13_x86_64",
+    "win_amd64",
+    "linux_x86_64",
+];
+
 /// How pip is run.
 #[derive(Debug, Clone)]
 pub struct Pip {
@@ -66,7 +78,12 @@ impl Pip {
         command
             .args(&self.program[1..])
             .arg(subcommand)
-            .args(["--disable-pip-version-check", "--no-input", "--progress-bar", "off"])
+            .args([
+                "--disable-pip-version-check",
+                "--no-input",
+                "--progress-bar",
+                "off",
+            ])
             .args(rest);
         let output = command.output().map_err(|source| FetchError::PipMissing {
             command: self.program.join(" "),
@@ -120,13 +137,31 @@ impl Pip {
         Ok(self.run(&args)?.map(|_| ()).map_err(classify))
     }
 
-    /// Whether `requirement` has a wheel for this machine's own platform (so it has native
-    /// code, when it has no pure one).
-    pub fn has_platform_wheel(&self, requirement: &str, scratch: &Path) -> Result<bool, FetchError> {
+    /// Whether `requirement` has a CPython 3.14 wheel for a common native platform (so it has
+    /// native code, when it has no pure one).
+    pub fn has_platform_wheel(
+        &self,
+        requirement: &str,
+        scratch: &Path,
+    ) -> Result<bool, FetchError> {
         let dir = scratch.to_string_lossy();
-        Ok(self
-            .run(&["download", "--no-deps", "--only-binary=:all:", "--dest", &dir, "--", requirement])?
-            .is_ok())
+        let mut args = vec![
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            PYTHON_VERSION,
+        ];
+        for abi in ["cp314", "abi3", "none"] {
+            args.extend(["--abi", abi]);
+        }
+        for platform in NATIVE_PLATFORMS {
+            args.extend(["--platform", platform]);
+        }
+        args.extend(["--dest", &dir, "--", requirement]);
+        Ok(self.run(&args)?.is_ok())
     }
 
     /// Downloads `requirement`'s source distribution and builds a wheel from it, in `out`. The

@@ -215,7 +215,10 @@ impl Store {
         };
         let mut dirs: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().is_some_and(|n| is_sha256(&n.to_string_lossy())))
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| is_sha256(&n.to_string_lossy()))
+            })
             .collect();
         dirs.sort();
         for dir in dirs {
@@ -287,13 +290,24 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::new(dir.path().join("packages"));
         let source = sample(dir.path(), "wheel bytes");
-        let sha = store.add(&source, "a-1-py3-none-any.whl", None).expect("adds");
+        let sha = store
+            .add(&source, "a-1-py3-none-any.whl", None)
+            .expect("adds");
         assert_eq!(sha, sha256_file(&source).expect("hashes"));
-        let stored = store.verify(&sha, "a-1-py3-none-any.whl").expect("verifies");
-        assert_eq!(std::fs::read_to_string(&stored).expect("reads"), "wheel bytes");
+        let stored = store
+            .verify(&sha, "a-1-py3-none-any.whl")
+            .expect("verifies");
+        assert_eq!(
+            std::fs::read_to_string(&stored).expect("reads"),
+            "wheel bytes"
+        );
         // Adding it again is a no-op; staging is left empty.
-        store.add(&source, "a-1-py3-none-any.whl", Some(&sha)).expect("again");
-        let staging = std::fs::read_dir(store.root().join(STAGING)).expect("lists").count();
+        store
+            .add(&source, "a-1-py3-none-any.whl", Some(&sha))
+            .expect("again");
+        let staging = std::fs::read_dir(store.root().join(STAGING))
+            .expect("lists")
+            .count();
         assert_eq!(staging, 0);
     }
 
@@ -323,9 +337,14 @@ mod tests {
             .expect("adds");
         let path = store.verify(&sha, "a-1-py3-none-any.whl").expect("good");
         std::fs::write(&path, "evil").expect("tamper");
-        let error = store.verify(&sha, "a-1-py3-none-any.whl").expect_err("caught");
+        let error = store
+            .verify(&sha, "a-1-py3-none-any.whl")
+            .expect_err("caught");
         let text = error.to_string();
-        assert!(text.contains(&sha) && text.contains(&sha256_file(&path).expect("hash")), "{text}");
+        assert!(
+            text.contains(&sha) && text.contains(&sha256_file(&path).expect("hash")),
+            "{text}"
+        );
 
         let report = store.verify_all().expect("verifies");
         assert_eq!(report.mismatches.len(), 1);

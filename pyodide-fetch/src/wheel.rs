@@ -102,8 +102,7 @@ pub fn inspect(path: &Path) -> Result<WheelInfo, FetchError> {
             reason,
         });
     }
-    let file =
-        std::fs::File::open(path).map_err(|source| FetchError::io("read", path, source))?;
+    let file = std::fs::File::open(path).map_err(|source| FetchError::io("read", path, source))?;
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip: {e}")))?;
     let names: Vec<String> = archive
@@ -216,7 +215,11 @@ mod tests {
     use std::io::Write;
 
     /// Writes a wheel with these members into `dir`.
-    pub(crate) fn write_wheel(dir: &Path, file_name: &str, members: &[(&str, &str)]) -> std::path::PathBuf {
+    pub(crate) fn write_wheel(
+        dir: &Path,
+        file_name: &str,
+        members: &[(&str, &str)],
+    ) -> std::path::PathBuf {
         let path = dir.join(file_name);
         let file = std::fs::File::create(&path).expect("create");
         let mut zip = zip::ZipWriter::new(file);
@@ -237,11 +240,16 @@ mod tests {
         let built = WheelName::parse("foo-1.0-1-py2.py3-none-any.whl").expect("parses");
         assert_eq!(built.version, "1.0");
         assert_eq!(built.pure_python_reason(), None);
-        let native = WheelName::parse("numpy-2.4.6-cp314-cp314-manylinux_2_28_x86_64.whl")
+        let native =
+            WheelName::parse("numpy-2.4.6-cp314-cp314-manylinux_2_28_x86_64.whl").expect("parses");
+        assert!(
+            native
+                .pure_python_reason()
+                .expect("refused")
+                .contains("native code")
+        );
+        let emscripten = WheelName::parse("markupsafe-2.1.5-cp312-cp312-pyodide_2024_0_wasm32.whl")
             .expect("parses");
-        assert!(native.pure_python_reason().expect("refused").contains("native code"));
-        let emscripten =
-            WheelName::parse("markupsafe-2.1.5-cp312-cp312-pyodide_2024_0_wasm32.whl").expect("parses");
         assert!(emscripten.pure_python_reason().is_some());
         let future = WheelName::parse("x-1-py315-none-any.whl").expect("parses");
         assert!(future.pure_python_reason().is_some());
@@ -279,7 +287,10 @@ mod tests {
             "six-1.17.0-py2.py3-none-any.whl",
             &[
                 ("six.py", ""),
-                ("six-1.17.0.dist-info/METADATA", "Name: six\nVersion: 1.17.0\n"),
+                (
+                    "six-1.17.0.dist-info/METADATA",
+                    "Name: six\nVersion: 1.17.0\n",
+                ),
             ],
         );
         assert_eq!(inspect(&path).expect("inspects").imports, ["six"]);
@@ -289,7 +300,10 @@ mod tests {
             &[
                 ("yaml/__init__.py", ""),
                 ("_yaml/__init__.py", ""),
-                ("PyYAML-6.0.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0\n"),
+                (
+                    "PyYAML-6.0.dist-info/METADATA",
+                    "Name: PyYAML\nVersion: 6.0\n",
+                ),
                 ("PyYAML-6.0.dist-info/top_level.txt", "_yaml\nyaml\n"),
             ],
         );
@@ -303,8 +317,14 @@ mod tests {
             dir.path(),
             "sneaky-1.0-py3-none-any.whl",
             &[
-                ("sneaky/_speedups.cpython-314-x86_64-linux-gnu.so", "\x7fELF"),
-                ("sneaky-1.0.dist-info/METADATA", "Name: sneaky\nVersion: 1.0\n"),
+                (
+                    "sneaky/_speedups.cpython-314-x86_64-linux-gnu.so",
+                    "\x7fELF",
+                ),
+                (
+                    "sneaky-1.0.dist-info/METADATA",
+                    "Name: sneaky\nVersion: 1.0\n",
+                ),
             ],
         );
         let error = inspect(&path).expect_err("refused");

@@ -11,6 +11,7 @@ mod journal;
 mod mcp_server;
 mod mcp_tools;
 mod no_leaks;
+mod packages;
 mod python;
 mod run;
 mod science;

@@ -16,14 +16,16 @@ use pyodide_fetch::{Builtin, Fetcher, LockedPackage, PyodideLock, pip::Pip};
 
 /// What `packages` does.
 #[derive(Debug, Subcommand)]
-#[command(after_help = "Packages are pure Python only: a package with native code (numpy, \
+#[command(
+    after_help = "Packages are pure Python only: a package with native code (numpy, \
 pandas, lxml, ...) cannot run in the sandbox unless an engine profile builds it in. pip fetches \
 them with your own pip configuration (index, proxy, certificates; FORGE_HOST_PIP names another \
 pip command). After `add`, runs need no network: a script's imports mount exactly the locked \
 packages they need, read-only, each checked against its sha256 first.\n\nExamples:\n  \
 forge-host packages add tabulate==0.9.0 openpyxl\n  forge-host run report.py --input data.xlsx\n  \
 forge-host packages add jinja2 --lock ./pyodide-lock.json\n  forge-host packages list\n  \
-forge-host packages verify")]
+forge-host packages verify"
+)]
 pub enum PackagesCommand {
     /// Fetch packages and their dependencies as pure-Python wheels for CPython 3.14, pin each
     /// by sha256 in the lock, and store them for offline runs
@@ -84,9 +86,10 @@ pub struct LockArg {
 /// The engine profiles' built-in packages (`components/python/forge/profiles.json`, the table
 /// the Python engine reads too), each with how to get its profile.
 fn builtin() -> Vec<Builtin> {
-    let profiles: serde_json::Value =
-        serde_json::from_str(include_str!("../../../components/python/forge/profiles.json"))
-            .unwrap_or_default();
+    let profiles: serde_json::Value = serde_json::from_str(include_str!(
+        "../../../components/python/forge/profiles.json"
+    ))
+    .unwrap_or_default();
     let mut out = Vec::new();
     for (profile, spec) in profiles.as_object().into_iter().flatten() {
         let build = spec["build"].as_str().unwrap_or_default();
@@ -128,10 +131,18 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
             let outcome = fetcher.add(&specs, &path).map_err(packages::error)?;
             if json {
                 let list: Vec<_> = outcome.packages.iter().map(package_json).collect();
-                writeln!(out, "{}", json!({"lock": path, "packages": list, "new": outcome.new}))?;
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"lock": path, "packages": list, "new": outcome.new})
+                )?;
             } else {
                 for package in &outcome.packages {
-                    let what = if outcome.new.contains(&package.name) { "added" } else { "unchanged" };
+                    let what = if outcome.new.contains(&package.name) {
+                        "added"
+                    } else {
+                        "unchanged"
+                    };
                     writeln!(
                         out,
                         "{what} {} {} ({}, sha256 {})",
@@ -148,9 +159,17 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
                 let list: Vec<_> = lock.packages.values().map(package_json).collect();
                 writeln!(out, "{}", json!({"lock": path, "packages": list}))?;
             } else if lock.packages.is_empty() {
-                writeln!(out, "no packages in {} (add one: forge-host packages add NAME)", path.display())?;
+                writeln!(
+                    out,
+                    "no packages in {} (add one: forge-host packages add NAME)",
+                    path.display()
+                )?;
             } else {
-                writeln!(out, "{:<24} {:<12} {:<16} imports", "name", "version", "sha256")?;
+                writeln!(
+                    out,
+                    "{:<24} {:<12} {:<16} imports",
+                    "name", "version", "sha256"
+                )?;
                 for package in lock.packages.values() {
                     writeln!(
                         out,
@@ -182,7 +201,11 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
                     .iter()
                     .map(|m| json!({"file": m.file, "expected": m.expected, "actual": m.actual, "quarantined": m.quarantined}))
                     .collect();
-                writeln!(out, "{}", json!({"good": report.good.len(), "mismatches": bad}))?;
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"good": report.good.len(), "mismatches": bad})
+                )?;
             } else {
                 for bad in &report.mismatches {
                     writeln!(
@@ -191,7 +214,10 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
                         bad.file.display(),
                         bad.expected,
                         bad.actual,
-                        bad.quarantined.as_ref().map(|q| q.display().to_string()).unwrap_or_default()
+                        bad.quarantined
+                            .as_ref()
+                            .map(|q| q.display().to_string())
+                            .unwrap_or_default()
                     )?;
                 }
                 writeln!(

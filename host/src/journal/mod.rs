@@ -23,8 +23,7 @@ mod store;
 pub use owner::Owner;
 pub use schema::{
     CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Metrics,
-    PublishedFile,
-    SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
+    PublishedFile, SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};
 

@@ -19,8 +19,8 @@ use crate::files::{self, InputRecord, JobDir};
 use crate::journal::{
     Closing, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Owner, Step,
 };
-use crate::packages;
 use crate::output::{Event, TaskLog};
+use crate::packages;
 use crate::primitives::{now_utc, sha256_hex};
 use crate::tools::RecordDurable;
 

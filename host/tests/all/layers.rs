@@ -10,7 +10,9 @@ const LAYERS: [&[&str]; 5] = [
     &["cli"],
     &["mcp_server"],
     &["kernel"],
-    &["engines", "tools", "state", "output", "files", "packages", "journal"],
+    &[
+        "engines", "tools", "state", "output", "files", "packages", "journal",
+    ],
     &[
         "limits",
         "permissions",
