@@ -24,8 +24,11 @@ pub struct Builtin {
 /// Fetches packages into a store and records them in locks.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
+    /// Where files go.
     pub store: Store,
+    /// What fetches them.
     pub pip: Pip,
+    /// Packages to refuse with a hint instead of fetching.
     pub builtin: Vec<Builtin>,
 }
 
@@ -41,6 +44,7 @@ pub struct Outcome {
 /// What `import-lock` did.
 #[derive(Debug, Default)]
 pub struct Imported {
+    /// What was fetched and locked.
     pub outcome: Outcome,
     /// (name, why) of the entries not brought in.
     pub skipped: Vec<(String, String)>,

@@ -34,12 +34,18 @@ pub struct Pip {
 pub enum DownloadFailure {
     /// pip found no file it may use for this requirement (of this project, when pip says).
     NoMatch {
+        /// The requirement.
         requirement: String,
+        /// The project that needs it, when pip says.
         needed_by: Option<String>,
+        /// The end of pip's output.
         output: String,
     },
     /// Anything else (the index unreachable, a hash pip refused, a cut download).
-    Other { output: String },
+    Other {
+        /// The end of pip's output.
+        output: String,
+    },
 }
 
 impl Default for Pip {

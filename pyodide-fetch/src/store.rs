@@ -28,8 +28,11 @@ pub struct Store {
 /// One file that did not match its sha256.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The file.
     pub file: PathBuf,
+    /// The sha256 its folder names.
     pub expected: String,
+    /// The sha256 it has.
     pub actual: String,
     /// Where it was moved.
     pub quarantined: Option<PathBuf>,
@@ -40,6 +43,7 @@ pub struct Mismatch {
 pub struct VerifyReport {
     /// Files that hashed to their name.
     pub good: Vec<PathBuf>,
+    /// Files that did not, now in quarantine.
     pub mismatches: Vec<Mismatch>,
 }
 

@@ -11,10 +11,15 @@ use crate::lock::normalize;
 /// The parts of a wheel file name (PEP 427).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WheelName {
+    /// The project, with `-` written `_`.
     pub distribution: String,
+    /// Its version.
     pub version: String,
+    /// `py3`, `cp314`, `py2.py3`.
     pub python_tag: String,
+    /// `none`, `abi3`, `cp314`.
     pub abi_tag: String,
+    /// `any`, `manylinux_2_17_x86_64`, ...
     pub platform_tag: String,
 }
 
@@ -72,6 +77,7 @@ impl WheelName {
 pub struct WheelInfo {
     /// The project's name as its metadata spells it.
     pub name: String,
+    /// Its version.
     pub version: String,
     /// Normalized names of what it requires, extras left out (markers are not evaluated: pip
     /// already did, and [`crate::add`] keeps only what it resolved).
