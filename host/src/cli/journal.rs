@@ -133,6 +133,17 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
                         input.sha256
                     )?;
                 }
+                for package in &record.packages {
+                    out!(
+                        "  package  {} {} sha256 {}",
+                        package.name,
+                        package.version,
+                        package.sha256
+                    )?;
+                }
+                if let Some(lock) = &record.package_lock {
+                    out!("  lock     {lock}")?;
+                }
                 if let Some(message) = &record.error_message {
                     let first = message.lines().last().unwrap_or_default();
                     out!("  error    {first}")?;
