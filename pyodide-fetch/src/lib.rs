@@ -57,7 +57,10 @@ pub enum FetchError {
         reason: String,
     },
     /// A package has native code, or no file for CPython 3.14.
-    #[error("package `{name}`{} cannot run in the sandbox: {reason}", needed(needed_by))]
+    #[error(
+        "package `{name}`{} cannot run in the sandbox: {reason}",
+        needed(needed_by)
+    )]
     NotPurePython {
         /// The package.
         name: String,
@@ -87,13 +90,18 @@ pub enum FetchError {
         actual: String,
     },
     /// A locked file is missing from the store.
-    #[error("{file} is not in the package store; add its package again with `forge-host packages add`")]
+    #[error(
+        "{file} is not in the package store; add its package again with `forge-host packages add`"
+    )]
     NotStored {
         /// Where it should be.
         file: String,
     },
     /// A package is not in the lock.
-    #[error("package `{name}`{} is not in the lock; add it with `forge-host packages add {name}`", needed(needed_by))]
+    #[error(
+        "package `{name}`{} is not in the lock; add it with `forge-host packages add {name}`",
+        needed(needed_by)
+    )]
     NotLocked {
         /// The package.
         name: String,
@@ -126,7 +134,9 @@ pub enum FetchError {
         output: String,
     },
     /// A requirement is not one.
-    #[error("invalid requirement `{0}`: expected a project name, optionally with a version (`tabulate==0.9.0`)")]
+    #[error(
+        "invalid requirement `{0}`: expected a project name, optionally with a version (`tabulate==0.9.0`)"
+    )]
     BadSpec(String),
 }
 
