@@ -6,8 +6,11 @@ is newer than its inputs), so a second run does nothing. Usage:
 
     python3 components/python-science/build.py [--work DIR] [--out FILE] [--jobs N] [step ...]
 
-Steps, in order (naming some runs only those): venv, download, deb, extract, sysroot, numpy,
-pandas, component. Defaults: --work /tmp/science-build, --out /tmp/science-out/python-science.wasm.
+Steps, in order (naming some runs only those; `--upto STEP` runs the steps up to STEP): venv,
+download, deb, extract, sysroot, compression-src, compression, numpy, pandas, component.
+Defaults: --work /tmp/science-build, --out /tmp/science-out/python-science.wasm.
+The two compression steps (compression.py) build the `_bz2` and `_lzma` modules that both CPython
+profiles link in: xtask's stdlib build runs `--upto compression`.
 
 Host requirements (Debian bookworm): clang-19, lld-19 (wasm-ld-19), llvm-19, zstd, dpkg-deb,
 apt-get, libclang-rt-19-dev-wasm32, libc++-19-dev-wasm32 (apt-get install -y ...).
@@ -319,20 +322,22 @@ def apt_mirrors():
     return uris
 
 
-def step_deb(c):
-    """libpython3.14-dev from Debian's newer suite, through a private apt directory."""
-    step = Step(c.work, "deb", [], [step_deb, apt_mirrors, DEBS, DEB_SUITE])
-    if fresh_or_log(step):
-        return
-    apt = c.work / "apt"
+def mirror_stanza(types, suite):
+    """A deb822 source for `suite` (main) on the machine's own Debian mirror (apt_mirrors)."""
+    uri, signed_by = apt_mirrors()[0]
+    stanza = f"Types: {types}\nURIs: {uri}\nSuites: {suite}\nComponents: main\n"
+    if signed_by:
+        stanza += f"Signed-By: {signed_by}\n"
+    return stanza
+
+
+def private_apt(apt, stanza):
+    """apt-get options for a private apt directory `apt` whose one source is `stanza`: its own
+    sources, lists, state and cache; the system apt config is never touched."""
     for d in ["etc/sources.list.d", "etc/preferences.d", "etc/apt.conf.d", "state/lists/partial",
               "cache/archives/partial"]:
         (apt / d).mkdir(parents=True, exist_ok=True)
     (apt / "etc/sources.list").write_text("")
-    uri, signed_by = apt_mirrors()[0]
-    stanza = f"Types: deb\nURIs: {uri}\nSuites: {DEB_SUITE}\nComponents: main\n"
-    if signed_by:
-        stanza += f"Signed-By: {signed_by}\n"
     (apt / "etc/sources.list.d/science.sources").write_text(stanza)
     opts = []
     for k, v in [("Dir::Etc::sourcelist", apt / "etc/sources.list"),
@@ -344,6 +349,16 @@ def step_deb(c):
                  ("APT::Sandbox::User", "root")]:
         opts += ["-o", f"{k}={v}"]
     (apt / "state/status").touch()
+    return opts
+
+
+def step_deb(c):
+    """libpython3.14-dev from Debian's newer suite, through a private apt directory."""
+    step = Step(c.work, "deb", [], [step_deb, apt_mirrors, mirror_stanza, private_apt, DEBS,
+                                    DEB_SUITE])
+    if fresh_or_log(step):
+        return
+    opts = private_apt(c.work / "apt", mirror_stanza("deb", DEB_SUITE))
     run(["apt-get", "-q"] + opts + ["update"])
     c.dl.mkdir(parents=True, exist_ok=True)
     for name, (version, arch, digest) in DEBS.items():
@@ -892,13 +907,14 @@ def step_pandas(c):
 
 def step_component(c):
     """componentize the stdlib engine's app (components/python) with this profile's
-    `forge_profile` (app/) and the numpy and pandas site dirs on the path: one app, two profiles."""
+    `forge_profile` (app/) and the numpy, pandas and compression (`_bz2`, `_lzma`) site dirs on
+    the path: one app, two profiles."""
     profile = HERE / "app"
     # The app reads the componentize-py pin (describe's version) and the profile's packages
     # while componentize-py runs it: their text is part of the recipe, not only their mtime.
-    step = Step(c.work, "component", [c.work / "stamps/pandas", profile, REPO / "components/python",
-                                      REPO / "wit"],
-                [step_component, write_manifest, HOST_DEBS, REQUIREMENTS.read_text(),
+    step = Step(c.work, "component", [c.work / "stamps/pandas", c.site_compression, profile,
+                                      REPO / "components/python", REPO / "wit"],
+                [step_component, write_manifest, compression.manifest, HOST_DEBS, REQUIREMENTS.read_text(),
                  PROFILES.read_text()])
     if fresh_or_log(step) and c.out.exists():
         return
@@ -907,7 +923,7 @@ def step_component(c):
     t0 = time.time()
     run([c.venv / "bin/componentize-py", "-d", REPO / "wit", "-w", "script-engine", "componentize",
          "app", "-p", REPO / "components/python", "-p", profile, "-p", c.site, "-p", c.site_pandas,
-         "-o", partial])
+         "-p", c.site_compression, "-o", partial])
     partial.rename(c.out)
     log(f"component: {c.out} {c.out.stat().st_size / 1e6:.1f} MB in {time.time() - t0:.0f} s")
     write_manifest(c)
@@ -937,6 +953,7 @@ def write_manifest(c):
                    ZIGLANG[0]: {"version": ZIGLANG[1], "sha256": ZIGLANG[2], "platform": ZIGLANG[3]}},
         "debs": {n: {"version": v, "arch": a, "sha256": h, "suite": DEB_SUITE}
                  for n, (v, a, h) in DEBS.items()},
+        **compression.manifest(c),
         "host_debs": versions,
         "build_python": sys.version.split()[0],
     }
@@ -945,8 +962,13 @@ def write_manifest(c):
     log(f"manifest: {path}")
 
 
+# compression.py imports this module as `build` (also when it runs as the script).
+sys.modules.setdefault("build", sys.modules[__name__])
+import compression  # noqa: E402
+
 STEPS = {"venv": step_venv, "download": step_download, "deb": step_deb, "extract": step_extract,
-         "sysroot": step_sysroot, "numpy": step_numpy, "pandas": step_pandas,
+         "sysroot": step_sysroot, "compression-src": compression.step_compression_src,
+         "compression": compression.step_compression, "numpy": step_numpy, "pandas": step_pandas,
          "component": step_component}
 
 
@@ -961,6 +983,9 @@ class Config:
         self.sysroot = self.work / "sysroot"
         self.site = self.work / "site"
         self.site_pandas = self.work / "site-pandas"
+        # _bz2 and _lzma (compression.py): on the path of both CPython profiles' components.
+        self.site_compression = self.work / "site-compression"
+        self.dl_compression = self.work / "downloads-compression"
 
     def numpy_sdist(self):
         return self.dl / f"numpy-{NUMPY[1]}.tar.gz"
@@ -982,14 +1007,20 @@ def main():
     p.add_argument("--sdist-via-index", action="store_true",
                    help="fetch sdists from pip's configured index by sha256 instead of "
                         "`pip download` (which builds the sdist natively to read its metadata)")
+    p.add_argument("--upto", metavar="STEP", choices=list(STEPS),
+                   help="run the steps up to and including STEP (the stdlib profile: compression)")
     p.add_argument("steps", nargs="*", help="some of: " + " ".join(STEPS))
     a = p.parse_args()
     unknown = [s for s in a.steps if s not in STEPS]
     if unknown:
         p.error(f"unknown steps {unknown}")
+    if a.upto and a.steps:
+        p.error("name steps or --upto, not both")
+    names = list(STEPS)
+    steps = a.steps or (names[:names.index(a.upto) + 1] if a.upto else names)
     c = Config(a)
     c.work.mkdir(parents=True, exist_ok=True)
-    for name in a.steps or STEPS:
+    for name in steps:
         STEPS[name](c)
 
 

@@ -3,8 +3,9 @@
 componentize-py snapshots the interpreter after the app's top level ran: a module that was not
 imported then cannot be imported at run time. This list is what people doing data work, text
 processing and scripting expect. Each import is guarded so that a module the WASI build lacks
-(ssl, ctypes, lzma, bz2, ...) does not break the build; `MISSING` keeps their names for the
-import scan's error messages.
+(ssl, ctypes, ...) does not break the build; `MISSING` keeps their names for the import scan's
+error messages. (`bz2` and `lzma` are there in both profiles: their C halves are built by
+components/python-science/compression.py.)
 """
 
 import importlib
@@ -31,6 +32,7 @@ MODULES = """
     urllib.response uuid warnings wave weakref xml xml.dom xml.dom.minidom xml.etree
     xml.etree.ElementTree xml.parsers.expat xml.sax xml.sax.saxutils zipfile zipimport zlib
     zoneinfo asyncio concurrent.futures ssl ctypes lzma bz2 dbm readline curses
+    compression compression.bz2 compression.gzip compression.lzma compression.zlib
 """.split()
 
 MODULES += ["_ast_unparse", "tracemalloc", "doctest"]  # ast.unparse imports the first lazily
@@ -42,6 +44,27 @@ for _name in MODULES:
     except Exception:  # noqa: BLE001 - any failure means "not in this build"
         MISSING.append(_name)
 del _name
+
+# Packages of the standard library import some of their submodules lazily, on first use
+# (`importlib.metadata._adapters` when a package reads its entry points, as networkx does):
+# every submodule of these packages is imported now, so that first use finds it.
+WHOLE_PACKAGES = """
+    importlib email json xml http urllib collections concurrent logging compression
+    zoneinfo sqlite3 unittest wsgiref dbm
+""".split()
+for _package in WHOLE_PACKAGES:
+    try:
+        _path = importlib.import_module(_package).__path__
+    except Exception:  # noqa: BLE001
+        continue
+    for _info in pkgutil.walk_packages(_path, _package + ".", onerror=lambda _name: None):
+        if ".test" in _info.name or "._test" in _info.name:
+            continue
+        try:
+            importlib.import_module(_info.name)
+        except Exception:  # noqa: BLE001 - a submodule this build cannot have (e.g. Windows')
+            pass
+del _package, _path
 
 # Every codec (`str.encode("utf-7")`, `"cp1251"`, ...): a codec is found by importing
 # `encodings.<name>` on first use, which works only for modules in the snapshot. Those that

@@ -197,4 +197,6 @@ cases! {
     many_open_files,
     sys_exit,
     signal_alarm,
+    compression_bz2_round_trip,
+    compression_lzma_round_trip,
 }

@@ -3,6 +3,7 @@
 
 mod boundary;
 mod cases;
+mod compression;
 mod crash;
 mod disk;
 mod engines;

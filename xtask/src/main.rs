@@ -8,7 +8,9 @@
 //!   venv in `target/python-venv`), and the release host.
 //!   Also the `python-science` engine (the same CPython app plus numpy and pandas, built from
 //!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
-//!   skips it; `--profile science` names it explicitly (what PACKAGE_UNAVAILABLE tells users).
+//!   skips it (not build.py's `compression` steps: both CPython profiles link in the `_bz2` and
+//!   `_lzma` modules they build); `--profile science` names it explicitly (what
+//!   PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the lint step below, the upstream numpy/pandas test kit, then
 //!   `cargo test --release` over the workspace, then a short smoke run of every fuzz target
 //!   (skipped when cargo test arguments narrow the run).

@@ -101,11 +101,44 @@ fn newest_mtime(path: &Path) -> SystemTime {
     newest
 }
 
-/// Builds `python-cpython.wasm` (when its sources changed) and publishes it.
+/// The Debian packages of the science build's clang route (clang-19 and llvm-19 come with
+/// `setup`). Both profiles need them: the stdlib one links in the `_bz2` and `_lzma` modules
+/// that build.py compiles.
+const SCIENCE_DEBS: &[&str] = &[
+    "libclang-rt-19-dev-wasm32",
+    "libc++-19-dev-wasm32",
+    "libc++abi-19-dev-wasm32",
+    "lld-19",
+    "zstd",
+];
+
+/// `python3 components/python-science/build.py` with the work and venv folders of
+/// `science_dirs` (pinned, hash-checked, incremental steps).
+fn science_build_py() -> Command {
+    let root = workspace_root();
+    let (work, venv) = science_dirs();
+    let mut command = Command::new("python3");
+    command
+        .current_dir(&root)
+        .arg("components/python-science/build.py")
+        .args(["--work", &work, "--venv", &venv, "--sdist-via-index"]);
+    command
+}
+
+/// Builds `python-cpython.wasm` (when its sources changed) and publishes it. Its `_bz2` and
+/// `_lzma` modules come from build.py's steps up to `compression` (up to date in well under a
+/// second once built), whose output folder is one more `-p` path.
 pub fn build_python() -> Result {
     let root = workspace_root();
+    crate::setup::apt_install(SCIENCE_DEBS)?;
+    run(science_build_py().args(["--upto", "compression"]))?;
+    let compression = PathBuf::from(science_dirs().0).join("site-compression");
     let output = root.join("target/wasm-python/python-cpython.wasm");
-    let sources = [root.join("wit"), root.join("components/python")];
+    let sources = [
+        root.join("wit"),
+        root.join("components/python"),
+        compression.clone(),
+    ];
     let fresh = std::fs::metadata(&output)
         .and_then(|m| m.modified())
         .is_ok_and(|built| sources.iter().all(|s| newest_mtime(s) <= built));
@@ -127,8 +160,10 @@ pub fn build_python() -> Result {
                 "app",
                 "-p",
                 "components/python",
-                "-o",
+                "-p",
             ])
+            .arg(&compression)
+            .arg("-o")
             .arg(&partial))?;
         std::fs::rename(&partial, &output).map_err(|e| format!("{}: {e}", output.display()))?;
     }
@@ -156,27 +191,9 @@ fn profile_packages(profile: &str) -> Result<Vec<String>> {
 pub fn build_science() -> Result {
     let root = workspace_root();
     let packages = profile_packages("python-science")?;
-    crate::setup::apt_install(&[
-        "libclang-rt-19-dev-wasm32",
-        "libc++-19-dev-wasm32",
-        "libc++abi-19-dev-wasm32",
-        "lld-19",
-        "zstd",
-    ])?;
+    crate::setup::apt_install(SCIENCE_DEBS)?;
     let output = root.join("target/wasm-python/python-science.wasm");
-    let (work, venv) = science_dirs();
-    run(Command::new("python3")
-        .current_dir(&root)
-        .arg("components/python-science/build.py")
-        .args([
-            "--work",
-            &work,
-            "--venv",
-            &venv,
-            "--sdist-via-index",
-            "--out",
-        ])
-        .arg(&output))?;
+    run(science_build_py().arg("--out").arg(&output))?;
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     publish(&output, "python-science", &[".py"], &packages)
 }

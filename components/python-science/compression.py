@@ -1,0 +1,282 @@
+"""The `_bz2` and `_lzma` extension modules for both CPython profiles (steps of build.py).
+
+componentize-py's WASI CPython has `bz2.py` and `lzma.py` but not their C halves. These two
+steps build them by the same clang route as numpy (the sysroot and the wasm-ld wrapper of the
+`sysroot` step), as shared wasm modules that componentize-py links in when it finds them on a
+`-p` path:
+
+- `compression-src`: the upstream tarballs of bzip2, xz (liblzma) and CPython, fetched as Debian
+  source packages' `.orig` tarballs from the machine's own Debian mirror (a private apt directory
+  with a `deb-src` source for DEBIAN_SOURCE_SUITE; the mirror is read from /etc/apt, as for the
+  `deb` step), each checked against its pinned sha256.
+- `compression`: libbz2 and liblzma compiled to position-independent wasm32-wasip1 objects and
+  linked statically into `_bz2<EXT_SUFFIX>` and `_lzma<EXT_SUFFIX>` with CPython's own
+  `Modules/_bz2module.c` and `Modules/_lzmamodule.c`, in WORK/site-compression. The files are
+  rewritten only when their bytes change, so an unchanged rebuild makes no component stale.
+
+build.py's `component` step and xtask's stdlib build (`cargo xtask build --profile stdlib`, which
+runs build.py `--upto compression`) both pass WORK/site-compression with `-p`.
+
+CPython's module sources: Debian's mirror does not serve the python3.14 source package (its
+`.dsc` and `.orig.tar.xz` answer 404, while the binary packages are there), so the modules come
+from trixie's python3.13 3.13.5 tarball, with the one change 3.14's headers need (the
+`varpos` argument `_PyArg_UnpackKeywords` gained in 3.14, in the Argument Clinic files). Both
+modules keep the same Python-level API in 3.14 (3.14's `bz2.py`/`lzma.py` import the same names).
+When a 3.14 source tarball is obtainable, pin it in CPYTHON_SOURCE and CPYTHON_MODULE_FILES and
+drop CPYTHON_PATCHES.
+"""
+
+import concurrent.futures
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import build as b  # build.py, the running script (it registers itself under this name)
+
+# (Debian source package, upstream version, .orig file, sha256 of that file). The tarballs are
+# the upstream releases as Debian keeps them; the Debian revision that lists the file is looked
+# up at download time (a new revision of the same upstream release keeps the pin valid).
+BZIP2_SOURCE = ("bzip2", "1.0.8", "bzip2_1.0.8.orig.tar.gz",
+                "ab5a03176ee106d3f0fa90e381da478ddae405918153cca248e682cd0c4a2269")
+XZ_SOURCE = ("xz-utils", "5.8.1", "xz-utils_5.8.1.orig.tar.xz",
+             "0b54f79df85912504de0b14aec7971e3f964491af1812d83447005807513cd9e")
+CPYTHON_SOURCE = ("python3.13", "3.13.5", "python3.13_3.13.5.orig.tar.xz",
+                  "93e583f243454e6e9e4588ca2c2662206ad961659863277afcdb96801647d640")
+COMPRESSION_SOURCES = (BZIP2_SOURCE, XZ_SOURCE, CPYTHON_SOURCE)
+# Debian's stable release holds all three (its files stay on the mirror for years).
+DEBIAN_SOURCE_SUITE = "trixie"
+
+# The CPython files used, each pinned too (path below the tarball's top folder -> sha256).
+CPYTHON_MODULE_FILES = {
+    "Modules/_bz2module.c": "cf68ee3c58044133b9ad32783d490528dc82a4691142a9e3088398baca750dfc",
+    "Modules/clinic/_bz2module.c.h": "6a6f8fc933b6f0e14506017cc75012c52dd119092f79dfebc82f33b42d252098",
+    "Modules/_lzmamodule.c": "21651e7f12759df5c4877a379303a7291862a5f2c7b95eea17113b7bff1bf500",
+    "Modules/clinic/_lzmamodule.c.h": "fe9e21991ca6b3111a1e0d81c3a3a544d7a40a720d5773d900698318d91153af",
+    "LICENSE": None,  # not compiled; kept next to the sources
+}
+# 3.14's _PyArg_UnpackKeywords takes a `varpos` flag before the buffer (Argument Clinic output).
+_UNPACK_OLD = "args = _PyArg_UnpackKeywords(args, nargs, NULL, kwnames, &_parser, 1, 2, 0, argsbuf);"
+_UNPACK_NEW = ("args = _PyArg_UnpackKeywords(args, nargs, NULL, kwnames, &_parser, 1, 2, 0, "
+               "/*varpos*/ 0, argsbuf);")
+CPYTHON_PATCHES = {
+    "Modules/clinic/_bz2module.c.h": [(_UNPACK_OLD, _UNPACK_NEW)],
+    "Modules/clinic/_lzmamodule.c.h": [
+        (_UNPACK_OLD, _UNPACK_NEW),
+        ("&_parser, 0, 3, 0, argsbuf);", "&_parser, 0, 3, 0, /*varpos*/ 0, argsbuf);")],
+}
+
+# libbz2 (bzip2's Makefile: OBJS of libbz2.a).
+BZIP2_FILES = ["blocksort.c", "huffman.c", "crctable.c", "randtable.c", "compress.c",
+               "decompress.c", "bzlib.c"]
+
+# liblzma without threads (WASI has none here): every .c under src/liblzma except the table
+# generators, the small-CRC variants and the multithreaded coders; plus tuklib_physmem.c
+# (lzma_physmem). As src/liblzma/Makefile.am selects for `--disable-threads`.
+LZMA_EXCLUDE = re.compile(r"(_tablegen|_consts_gen|crc(32|64)_small|outqueue|_mt|hardware_cputhreads)\.c$")
+# config.h for liblzma (what configure would find for wasm32-wasip1 with --disable-threads):
+# every check, filter and match finder; 32-bit size_t.
+LZMA_CONFIG = {
+    **{f"HAVE_CHECK_{c}": 1 for c in ("CRC32", "CRC64", "SHA256")},
+    "HAVE_ENCODERS": 1, "HAVE_DECODERS": 1,
+    **{f"HAVE_{d}_{f}": 1 for d in ("ENCODER", "DECODER")
+       for f in ("LZMA1", "LZMA2", "DELTA", "X86", "POWERPC", "IA64", "ARM", "ARMTHUMB", "ARM64",
+                 "SPARC", "RISCV")},
+    **{f"HAVE_MF_{m}": 1 for m in ("HC3", "HC4", "BT2", "BT3", "BT4")},
+    "HAVE_LZIP_DECODER": 1, "HAVE_MICROLZMA": 1,
+    "HAVE_INTTYPES_H": 1, "HAVE_STDINT_H": 1, "HAVE_STDBOOL_H": 1, "HAVE__BOOL": 1,
+    "HAVE_VISIBILITY": 1, "HAVE___BUILTIN_ASSUME_ALIGNED": 1, "HAVE___BUILTIN_BSWAPXX": 1,
+    "TUKLIB_FAST_UNALIGNED_ACCESS": 1, "TUKLIB_SYMBOL_PREFIX": "lzma_",
+    "SIZEOF_SIZE_T": 4, "NDEBUG": 1,
+    "PACKAGE_NAME": '"XZ Utils"', "PACKAGE_BUGREPORT": '"xz@tukaani.org"',
+    "PACKAGE_URL": '"https://tukaani.org/xz/"',
+}
+# The same defines as the numpy/pandas cross file (build.cross_file).
+WASI_DEFINES = ["-D_WASI_EMULATED_SIGNAL", "-D_WASI_EMULATED_MMAN",
+                "-D_WASI_EMULATED_PROCESS_CLOCKS", "-D_WASI_EMULATED_GETPID"]
+
+
+def orig_path(c, pin):
+    return c.dl_compression / pin[2]
+
+
+def debian_source(c, opts, pin):
+    """Download the .orig file of `pin` with `apt-get source --download-only` from the private
+    deb-src source (the Debian revision is the one whose file list holds the pinned sha256)."""
+    package, version, filename, digest = pin
+    shown = subprocess.run(["apt-cache"] + opts + ["showsrc", "--only-source", package],
+                           capture_output=True, text=True)
+    revisions = []
+    for stanza in re.split(r"\n\s*\n", shown.stdout):
+        m = re.search(r"^Version: (\S+)$", stanza, re.M)
+        if m:
+            revisions.append(m.group(1))
+            if re.search(rf"^ {digest} \d+ {re.escape(filename)}$", stanza, re.M):
+                break
+    else:
+        raise SystemExit(
+            f"compression-src: Debian {DEBIAN_SOURCE_SUITE} lists no {package} {version} source holding "
+            f"{filename} with sha256 {digest} (versions listed: {', '.join(revisions) or 'none'}; "
+            f"apt-cache: {shown.stderr.strip() or 'ok'}). Pin a version the mirror has "
+            f"(compression.py, NOTES.md).")
+    fetch = c.work / "apt-src/fetch"
+    if fetch.exists():
+        shutil.rmtree(fetch)
+    fetch.mkdir(parents=True)
+    b.run(["apt-get", "-q"] + opts + ["source", "--download-only", "--only-source",
+                                     f"{package}={revisions[-1]}"], cwd=fetch)
+    got = fetch / filename
+    if not got.exists():
+        raise SystemExit(f"compression-src: apt-get source {package}={revisions[-1]} gave no {filename}")
+    b.verify(got, digest)
+    os.replace(got, orig_path(c, pin))
+    shutil.rmtree(fetch)
+
+
+def step_compression_src(c):
+    """bzip2, xz and CPython tarballs, as Debian .orig files, sha256-checked."""
+    step = b.Step(c.work, "compression-src", [],
+                  [step_compression_src, debian_source, b.private_apt, b.mirror_stanza,
+                   b.apt_mirrors, COMPRESSION_SOURCES, DEBIAN_SOURCE_SUITE])
+    have = lambda pin: orig_path(c, pin).exists() and b.sha256(orig_path(c, pin)) == pin[3]
+    if b.fresh_or_log(step) and all(have(p) for p in COMPRESSION_SOURCES):
+        return
+    c.dl_compression.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in COMPRESSION_SOURCES if not have(p)]
+    if missing:
+        opts = b.private_apt(c.work / "apt-src", b.mirror_stanza("deb-src", DEBIAN_SOURCE_SUITE))
+        b.run(["apt-get", "-q"] + opts + ["update"])
+        for pin in missing:
+            debian_source(c, opts, pin)
+    for pin in COMPRESSION_SOURCES:
+        b.verify(orig_path(c, pin), pin[3])
+    step.done()
+
+
+def extract_sources(c, dest):
+    """The members the build uses, from the pinned tarballs, into dest/{bzip2,xz,cpython}; the
+    CPython files checked against their own pins and patched for 3.14."""
+    def members(pin, wanted):
+        with tarfile.open(orig_path(c, pin)) as t:
+            for m in t.getmembers():
+                top, _, rel = m.name.partition("/")
+                if m.isfile() and wanted(rel):
+                    yield rel, t.extractfile(m).read()
+
+    bz2_dir, xz_dir, py_dir = dest / "bzip2", dest / "xz", dest / "cpython"
+    for rel, data in members(BZIP2_SOURCE, lambda r: r in BZIP2_FILES or r in
+                             ("bzlib.h", "bzlib_private.h", "LICENSE")):
+        (bz2_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bz2_dir / rel).write_bytes(data)
+    for rel, data in members(XZ_SOURCE, lambda r: r.startswith(("src/liblzma/", "src/common/"))
+                             or r == "COPYING.0BSD"):
+        (xz_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (xz_dir / rel).write_bytes(data)
+    found = set()
+    for rel, data in members(CPYTHON_SOURCE, lambda r: r in CPYTHON_MODULE_FILES):
+        digest = CPYTHON_MODULE_FILES[rel]
+        if digest is not None and hashlib.sha256(data).hexdigest() != digest:
+            raise SystemExit(f"sha256 mismatch for {CPYTHON_SOURCE[2]}:{rel}: pinned {digest}")
+        (py_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (py_dir / rel).write_bytes(data)
+        found.add(rel)
+    missing = set(CPYTHON_MODULE_FILES) - found
+    if missing or not (bz2_dir / "bzlib.c").exists() or not (xz_dir / "src/liblzma/api/lzma.h").exists():
+        raise SystemExit(f"compression: the pinned tarballs lack {sorted(missing) or 'bzlib.c/lzma.h'}")
+    b.apply_patches(py_dir, CPYTHON_PATCHES)
+
+
+def compile_all(jobs, units):
+    """Compile (source, object, flags) units, `jobs` at a time; the first failure stops the
+    build with the compiler's command and message."""
+    def one(unit):
+        src, obj, flags = unit
+        cmd = [b.CLANG] + flags + ["-c", str(src), "-o", str(obj)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"compression: compiling {src} failed:\n$ {' '.join(cmd)}\n{r.stderr}")
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for _ in pool.map(one, units):
+            pass
+
+
+def step_compression(c):
+    """`_bz2` and `_lzma` for wasm32-wasip1, libbz2 and liblzma linked in, into
+    WORK/site-compression (componentize-py links them in from a `-p` path)."""
+    step = b.Step(c.work, "compression",
+                  [c.work / "stamps/compression-src", c.work / "stamps/sysroot", c.dl_compression],
+                  [step_compression, extract_sources, compile_all, BZIP2_FILES, LZMA_EXCLUDE.pattern,
+                   LZMA_CONFIG, CPYTHON_MODULE_FILES, CPYTHON_PATCHES, WASI_DEFINES, b.TARGET,
+                   b.BUILTINS, b.CLANG, b.LLVM_AR, b.sync_tree])
+    ext_suffix = wasi_ext_suffix(c)
+    outputs = [c.site_compression / f"{name}{ext_suffix}" for name in ("_bz2", "_lzma")]
+    if b.fresh_or_log(step) and all(o.exists() for o in outputs):
+        return
+    t0 = time.time()
+    work = c.work / "compression"
+    if work.exists():
+        shutil.rmtree(work)
+    src, obj = work / "src", work / "obj"
+    obj.mkdir(parents=True)
+    extract_sources(c, src)
+    s = c.sysroot
+    # NDEBUG as in CPython's release builds; no work-dir paths in the output (same bytes from
+    # any checkout)
+    base = [f"--target={b.TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-DNDEBUG", *WASI_DEFINES,
+            f"-ffile-prefix-map={c.work}=/science-build"]
+    lzma = src / "xz/src/liblzma"
+    (src / "xz/config.h").write_text("".join(f"#define {k} {v}\n" for k, v in LZMA_CONFIG.items()))
+    lzma_flags = base + ["-DHAVE_CONFIG_H", f"-I{src / 'xz'}", f"-I{src / 'xz/src/common'}"] + \
+        [f"-I{lzma / d}" for d in ("api", "common", "check", "lz", "rangecoder", "lzma", "delta",
+                                  "simple")]
+    py_flags = base + [f"-I{s / 'include/python3.14'}", f"-I{s / 'include/python3.14/internal'}"]
+    # per module: its library's units, then the CPython module itself (last)
+    units = {"_bz2": [(src / "bzip2" / f, obj / f"bz2-{f[:-2]}.o", base + ["-D_FILE_OFFSET_BITS=64"])
+                      for f in BZIP2_FILES]
+                     + [(src / "cpython/Modules/_bz2module.c", obj / "_bz2module.o",
+                         py_flags + [f"-I{src / 'bzip2'}"])],
+             "_lzma": [(p, obj / ("lzma-" + "-".join(p.relative_to(src / "xz/src").with_suffix(".o").parts)),
+                        lzma_flags)
+                       for p in sorted(lzma.rglob("*.c")) if not LZMA_EXCLUDE.search(p.name)]
+                      + [(src / "xz/src/common/tuklib_physmem.c", obj / "lzma-tuklib_physmem.o", lzma_flags),
+                         (src / "cpython/Modules/_lzmamodule.c", obj / "_lzmamodule.o",
+                          py_flags + [f"-I{lzma / 'api'}"])]}
+    compile_all(c.jobs, [u for group in units.values() for u in group])
+    staged = work / "site"
+    staged.mkdir()
+    for name, group in units.items():
+        # the library as an archive (only what the module uses is linked), then the module
+        module, library = group[-1][1], obj / f"lib{name[1:]}.a"
+        b.run([b.LLVM_AR, "crs", library.name] + [o.name for _, o, _ in group[:-1]], cwd=obj)
+        b.run([b.CLANG, f"--target={b.TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
+               "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
+               f"-L{s / 'lib' / b.TARGET}", "-o", staged / f"{name}{ext_suffix}", module, library,
+               "-lpython3.14", "-lc", b.BUILTINS])
+    c.site_compression.mkdir(parents=True, exist_ok=True)
+    b.sync_tree(staged, c.site_compression)  # unchanged bytes keep their mtime
+    shutil.rmtree(work)
+    sizes = ", ".join(f"{o.name} {o.stat().st_size // 1024} KiB" for o in outputs)
+    b.log(f"compression: {sizes} in {time.time() - t0:.0f} s")
+    step.done()
+
+
+def wasi_ext_suffix(c):
+    """EXT_SUFFIX of componentize-py's CPython (from its sysconfigdata, carved by `extract`)."""
+    data = c.work / "extract/_sysconfigdata__wasi_wasm32-wasi.py"
+    m = re.search(r"'EXT_SUFFIX': '([^']+)'", data.read_text()) if data.exists() else None
+    if not m:
+        raise SystemExit(f"compression: no EXT_SUFFIX in {data}: run build.py extract first")
+    return m.group(1)
+
+
+def manifest(c):
+    """The pinned inputs of these steps, for build.py's manifest."""
+    return {
+        "debian_sources": {p[0]: {"upstream_version": p[1], "file": p[2], "sha256": p[3],
+                                  "suite": DEBIAN_SOURCE_SUITE} for p in COMPRESSION_SOURCES},
+        "cpython_module_files": {rel: digest for rel, digest in CPYTHON_MODULE_FILES.items() if digest},
+    }
