@@ -49,18 +49,39 @@ pub struct VerifyReport {
 
 /// sha256 of a file's bytes, hex.
 pub fn sha256_file(path: &Path) -> Result<String, FetchError> {
-    let mut file =
-        std::fs::File::open(path).map_err(|source| FetchError::io("read", path, source))?;
+    hash_copy(path, None)
+}
+
+/// Reads the file at `source` once, hashing it, and writes its bytes to `copy` when given: the
+/// sha256, hex.
+fn hash_copy(source: &Path, copy: Option<&Path>) -> Result<String, FetchError> {
+    let mut input = std::fs::File::open(source).map_err(|e| FetchError::io("read", source, e))?;
+    let mut output = match copy {
+        Some(target) => {
+            Some(std::fs::File::create(target).map_err(|e| FetchError::io("write", target, e))?)
+        }
+        None => None,
+    };
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];
     loop {
-        let n = file
+        let n = input
             .read(&mut buffer)
-            .map_err(|source| FetchError::io("read", path, source))?;
+            .map_err(|e| FetchError::io("read", source, e))?;
         if n == 0 {
             break;
         }
         hasher.update(&buffer[..n]);
+        if let (Some(output), Some(target)) = (output.as_mut(), copy) {
+            output
+                .write_all(&buffer[..n])
+                .map_err(|e| FetchError::io("write", target, e))?;
+        }
+    }
+    if let (Some(output), Some(target)) = (output, copy) {
+        output
+            .sync_all()
+            .map_err(|e| FetchError::io("write", target, e))?;
     }
     Ok(hex::encode(hasher.finalize()))
 }
@@ -128,29 +149,7 @@ impl Store {
             .tempdir_in(&staging_root)
             .map_err(|source| FetchError::io("create", &staging_root, source))?;
         let target = staged.path().join(file_name);
-        let mut input =
-            std::fs::File::open(source).map_err(|e| FetchError::io("read", source, e))?;
-        let mut output =
-            std::fs::File::create(&target).map_err(|e| FetchError::io("write", &target, e))?;
-        let mut hasher = Sha256::new();
-        let mut buffer = vec![0u8; 1 << 16];
-        loop {
-            let n = input
-                .read(&mut buffer)
-                .map_err(|e| FetchError::io("read", source, e))?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buffer[..n]);
-            output
-                .write_all(&buffer[..n])
-                .map_err(|e| FetchError::io("write", &target, e))?;
-        }
-        output
-            .sync_all()
-            .map_err(|e| FetchError::io("write", &target, e))?;
-        drop(output);
-        let sha256 = hex::encode(hasher.finalize());
+        let sha256 = hash_copy(source, Some(&target))?;
         if let Some(expected) = expected
             && !expected.eq_ignore_ascii_case(&sha256)
         {

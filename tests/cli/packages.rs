@@ -113,6 +113,9 @@ fn serve(stream: TcpStream, files: &Mutex<BTreeMap<String, Served>>) {
         let _ = stream.write_all(if cut { &body[..body.len() / 2] } else { body });
         let _ = stream.flush();
     };
+    let not_found = |stream: &mut TcpStream| {
+        respond(stream, "404 Not Found", "text/plain", b"not found", false)
+    };
     if let Some(project) = path.strip_prefix("/simple/") {
         let project = project.trim_end_matches('/');
         let links: String = files
@@ -126,13 +129,7 @@ fn serve(stream: TcpStream, files: &Mutex<BTreeMap<String, Served>>) {
             })
             .collect();
         if links.is_empty() {
-            respond(
-                &mut stream,
-                "404 Not Found",
-                "text/plain",
-                b"not found",
-                false,
-            );
+            not_found(&mut stream);
         } else {
             let page = format!("<!DOCTYPE html><html><body>\n{links}</body></html>\n");
             respond(&mut stream, "200 OK", "text/html", page.as_bytes(), false);
@@ -146,22 +143,10 @@ fn serve(stream: TcpStream, files: &Mutex<BTreeMap<String, Served>>) {
                 &served.bytes,
                 served.cut,
             ),
-            None => respond(
-                &mut stream,
-                "404 Not Found",
-                "text/plain",
-                b"not found",
-                false,
-            ),
+            None => not_found(&mut stream),
         }
     } else {
-        respond(
-            &mut stream,
-            "404 Not Found",
-            "text/plain",
-            b"not found",
-            false,
-        );
+        not_found(&mut stream);
     }
 }
 
