@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::FetchError;
 use crate::lock::normalize;
+use crate::pip::requirement_name;
 
 /// The parts of a wheel file name (PEP 427).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,11 +203,7 @@ fn parse_metadata(text: &str) -> (Option<String>, Option<String>, Vec<String>) {
             if marker.contains("extra") {
                 continue;
             }
-            let project: String = requirement
-                .trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                .collect();
+            let project = requirement_name(requirement);
             if !project.is_empty() {
                 requires.push(normalize(&project));
             }
