@@ -4,6 +4,8 @@
 //! line is the binary's own (`src/cli/`, the only place that uses `anyhow` and clap) and uses
 //! nothing but this library's public API.
 //! - [`mcp_server`]: forge-host as an MCP server over one warm kernel (SPEC §13).
+//! - [`conformance`]: the kit of language-neutral cases every engine must pass (`engines
+//!   check`, `engines add`).
 //! - [`kernel`]: one execution's lifecycle and verdict (SPEC §4).
 //! - [`engines`]: the `wit/` bindings, the wasmtime runtimes, and the registry that verifies,
 //!   compiles and caches engine components.
@@ -32,6 +34,7 @@
 
 #![deny(missing_docs)]
 
+pub mod conformance;
 pub mod datadir;
 pub mod engines;
 pub mod error;

@@ -2,8 +2,8 @@
 //! The engines must be built first (`cargo xtask test` does it).
 
 mod boundary;
-mod cases;
 mod compression;
+mod conformance;
 mod crash;
 mod disk;
 mod engines;

@@ -1,11 +1,14 @@
 //! Installing an engine component into a data directory (`forge-host engines add`): it is
-//! checked in a scratch directory first (it must compile, fit the world and describe itself),
-//! then copied beside the data directory's `engines.lock` and pinned there. Both files are
+//! checked in a scratch directory first (it must compile, fit the world and describe itself; the
+//! conformance kit runs on top, from the library's `conformance` module), then copied beside the
+//! data directory's `engines.lock` and pinned there. Both files are
 //! written atomically, so a crash leaves the old lock or the new one, never half of either.
 
 use std::path::{Path, PathBuf};
 
-use super::registry::{EngineDescription, EngineLock, EngineRegistry, LOCK_FILE, LockedEngine};
+use super::registry::{
+    ConformanceRecord, EngineDescription, EngineLock, EngineRegistry, LOCK_FILE, LockedEngine,
+};
 use crate::datadir::DataDir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::files::FileError;
@@ -35,14 +38,38 @@ fn to_json(lock: &EngineLock) -> Result<Vec<u8>> {
     serde_json::to_vec_pretty(lock).map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))
 }
 
+/// A component checked against the world, not yet registered.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its bytes, as read once: what is checked is what gets installed.
+    pub bytes: Vec<u8>,
+    /// sha256 of the bytes.
+    pub sha256: String,
+    /// What it says it is.
+    pub description: EngineDescription,
+}
+
 impl EngineRegistry {
-    /// Checks the component at `file` and registers it in `data_dir`'s engines. Refused when it
-    /// is not a `forge:engine` component, or when another component already has its id.
-    pub async fn install(&self, file: &Path, data_dir: &DataDir) -> Result<Installed> {
+    /// Reads and checks the component at `file`: it must be a `forge:engine` component, and no
+    /// other component may already have its id.
+    pub async fn candidate(&self, file: &Path) -> Result<Candidate> {
         let bytes = std::fs::read(file)
             .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", file.display())))?;
-        let sha256 = sha256_hex(&bytes);
-        let description = self.check_candidate(file, &bytes, &sha256).await?;
+        let scratch =
+            tempfile::tempdir().map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))?;
+        let sha256 = stage_candidate(&bytes, scratch.path())?;
+        let candidate =
+            EngineRegistry::discover(&[scratch.path().to_path_buf()], self.cache.clone()).await;
+        let description = match candidate.entries().first() {
+            Some(entry) => entry.description.clone(),
+            None => {
+                return Err(Error::engine_unavailable(format!(
+                    "{} is not a forge:engine component: {}",
+                    file.display(),
+                    candidate.problems().join("; ")
+                )));
+            }
+        };
         if let Some(other) = self
             .entries()
             .iter()
@@ -54,6 +81,25 @@ impl EngineRegistry {
                 other.path.display()
             )));
         }
+        Ok(Candidate {
+            bytes,
+            sha256,
+            description,
+        })
+    }
+
+    /// Registers `candidate` in `data_dir`'s engines, with how it did on the conformance kit.
+    pub fn install(
+        &self,
+        candidate: Candidate,
+        data_dir: &DataDir,
+        conformance: Option<ConformanceRecord>,
+    ) -> Result<Installed> {
+        let Candidate {
+            bytes,
+            sha256,
+            description,
+        } = candidate;
         let dir = data_dir.root().join("engines");
         let name = format!("{}.wasm", description.id);
         let path = dir.join(&name);
@@ -70,6 +116,7 @@ impl EngineRegistry {
             id: Some(description.id.clone()),
             extensions: Some(description.extensions.clone()),
             packages: None,
+            conformance,
         });
         write(&lock_path, &to_json(&lock)?)?;
         Ok(Installed {
@@ -78,47 +125,33 @@ impl EngineRegistry {
             path,
         })
     }
+}
 
-    /// Loads `bytes` from a scratch engine directory of its own: nothing is registered unless
-    /// it works.
-    async fn check_candidate(
-        &self,
-        file: &Path,
-        bytes: &[u8],
-        sha256: &str,
-    ) -> Result<EngineDescription> {
-        let scratch =
-            tempfile::tempdir().map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))?;
-        let lock = EngineLock {
-            engines: vec![LockedEngine {
-                file: "candidate.wasm".into(),
-                sha256: sha256.to_string(),
-                id: None,
-                extensions: None,
-                packages: None,
-            }],
-        };
-        // A scratch folder needs no atomic, synced writes.
-        let scratch_write = |name: &str, bytes: &[u8]| {
-            let path = scratch.path().join(name);
-            std::fs::write(&path, bytes).map_err(|source| {
-                Error::from_source(
-                    ErrorCode::IsolateFailure,
-                    FileError::new("cannot write", path, source),
-                )
-            })
-        };
-        scratch_write("candidate.wasm", bytes)?;
-        scratch_write(LOCK_FILE, &to_json(&lock)?)?;
-        let candidate =
-            EngineRegistry::discover(&[scratch.path().to_path_buf()], self.cache.clone()).await;
-        match candidate.entries().first() {
-            Some(entry) => Ok(entry.description.clone()),
-            None => Err(Error::engine_unavailable(format!(
-                "{} is not a forge:engine component: {}",
-                file.display(),
-                candidate.problems().join("; ")
-            ))),
-        }
-    }
+/// Writes `bytes` into the scratch engine directory `dir` as its only, pinned component, so that
+/// [`EngineRegistry::discover`] over `dir` loads and describes it. Returns its sha256.
+pub fn stage_candidate(bytes: &[u8], dir: &Path) -> Result<String> {
+    let sha256 = sha256_hex(bytes);
+    let lock = EngineLock {
+        engines: vec![LockedEngine {
+            file: "candidate.wasm".into(),
+            sha256: sha256.clone(),
+            id: None,
+            extensions: None,
+            packages: None,
+            conformance: None,
+        }],
+    };
+    // A scratch folder needs no atomic, synced writes.
+    let scratch_write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|source| {
+            Error::from_source(
+                ErrorCode::IsolateFailure,
+                FileError::new("cannot write", path, source),
+            )
+        })
+    };
+    scratch_write("candidate.wasm", bytes)?;
+    scratch_write(LOCK_FILE, &to_json(&lock)?)?;
+    Ok(sha256)
 }

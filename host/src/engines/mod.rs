@@ -13,10 +13,11 @@ mod registry;
 mod runtime;
 
 pub use cache::Cache;
-pub use install::Installed;
+pub use install::{Candidate, Installed, stage_candidate};
 pub use instance::ExecState;
 pub use registry::{
-    EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE, LoadTiming, LockedEngine,
+    ConformanceRecord, EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE,
+    LoadTiming, LockedEngine,
 };
 pub use runtime::{
     Allocation, EPOCH_TICK, INSTANCE_SLOTS, MAX_WASM_STACK_BYTES, Runtime, RuntimeError,
@@ -47,6 +48,11 @@ fn bare_store(pre: &bindings::ScriptEnginePre<ExecState>) -> Store<ExecState> {
     );
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|s| &mut s.limiter);
+    // A component first loaded for a run with `--fuel` is described by its metered runtime: a
+    // store there starts with no fuel, and `describe` would trap before it began.
+    if store.get_fuel().is_ok() {
+        let _ = store.set_fuel(u64::MAX);
+    }
     store.set_epoch_deadline(1);
     store.epoch_deadline_async_yield_and_update(1);
     store

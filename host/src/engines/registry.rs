@@ -53,6 +53,21 @@ pub struct LockedEngine {
     /// pandas, ...), which pick the smallest profile that covers a script's imports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packages: Option<Vec<String>>,
+    /// How it did on the conformance kit when `engines add` registered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conformance: Option<ConformanceRecord>,
+}
+
+/// An engine's result on the conformance kit, as its lock keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConformanceRecord {
+    /// Cases it passed.
+    pub passed: usize,
+    /// The cases it failed.
+    pub failed: Vec<String>,
+    /// Registered with `--force` although it failed some.
+    pub forced: bool,
 }
 
 /// What an engine says about itself (its `describe()` answer).

@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub use cancel::CancelHandle;
 pub use lifecycle::{InvalidTransition, Lifecycle};
 pub use report::RunReport;
-pub use status::{EngineCheck, EngineStatus, Probe, Status, check_engines, probe, status};
+pub use status::{EngineStatus, Probe, Status, probe, status};
 
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};

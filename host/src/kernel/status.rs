@@ -1,5 +1,4 @@
-//! What `forge-host status` and `engines check` report, as typed values an embedder can use
-//! too: the engines with their hashes, and a real probe run of each.
+//! What `forge-host status` reports, as typed values an embedder can use too: the engines with their hashes, and a real probe run of each.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -73,21 +72,6 @@ pub struct Status {
     pub problems: Vec<String>,
 }
 
-/// One engine in `engines check`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EngineCheck {
-    /// Engine id.
-    pub id: String,
-    /// Whether it passed.
-    pub ok: bool,
-    /// Wall time of its probe run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probe_ms: Option<f64>,
-    /// Why it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 /// Runs an empty script in `entry` in a throwaway data directory (so the probe is not
 /// journaled with real runs) and returns its wall time in milliseconds.
 pub async fn probe(entry: &EngineEntry) -> Result<f64> {
@@ -132,31 +116,4 @@ pub async fn status(data_dir: &DataDir, registry: &EngineRegistry) -> Status {
         engines,
         problems: registry.problems().to_vec(),
     }
-}
-
-/// Probes every engine of `registry`, or only the one with id `only`, which must exist.
-pub async fn check_engines(
-    registry: &EngineRegistry,
-    only: Option<&str>,
-) -> Result<Vec<EngineCheck>> {
-    let mut checks = Vec::new();
-    for entry in registry
-        .entries()
-        .iter()
-        .filter(|e| only.is_none_or(|id| id == e.description.id))
-    {
-        let probe = Probe::from(probe(entry).await);
-        checks.push(EngineCheck {
-            id: entry.description.id.clone(),
-            ok: probe.ok,
-            probe_ms: probe.boot_ms,
-            error: probe.error,
-        });
-    }
-    if let Some(id) = only
-        && checks.is_empty()
-    {
-        return Err(Error::engine_unavailable(format!("no engine `{id}`")));
-    }
-    Ok(checks)
 }

@@ -1,1 +1,2 @@
+const fine = 1;
 return 1 +;

@@ -1,2 +1,3 @@
+fine = 1
 def broken(:
     pass

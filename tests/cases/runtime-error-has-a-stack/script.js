@@ -1,0 +1,7 @@
+function inner() {
+  throw new Error("deep trouble");
+}
+function outer() {
+  inner();
+}
+outer();

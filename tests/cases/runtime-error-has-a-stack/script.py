@@ -1,0 +1,9 @@
+def inner():
+    raise ValueError("deep trouble")
+
+
+def outer():
+    inner()
+
+
+outer()

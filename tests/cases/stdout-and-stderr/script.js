@@ -1,0 +1,3 @@
+console.log("to stdout");
+console.error("to stderr");
+return "printed";
