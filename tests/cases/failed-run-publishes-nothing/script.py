@@ -1,0 +1,3 @@
+with open("/output/partial.txt", "w") as f:
+    f.write("half of it")
+raise RuntimeError("failed after writing")
