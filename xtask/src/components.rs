@@ -124,6 +124,29 @@ pub fn build_quickjs() -> Result {
     publish(&built, "javascript-quickjs", &[".js", ".mjs", ".cjs"], &[])
 }
 
+/// `cargo SUBCOMMAND` for the Lua guest: omnilua is pure Rust, so no C compiler or sysroot.
+pub fn lua_cargo(subcommand: &str) -> std::process::Command {
+    let mut command = cargo();
+    command
+        .args([
+            subcommand,
+            "--release",
+            "--package",
+            "forge-lua",
+            "--target",
+            WASM_TARGET,
+        ])
+        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
+    command
+}
+
+/// Builds the Lua engine and publishes it in `target/engines/`.
+pub fn build_lua() -> Result {
+    run(&mut lua_cargo("build"))?;
+    let built = workspace_root().join("target/wasm32-wasip2/release/forge_lua.wasm");
+    publish(&built, "lua", &[".lua"], &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_lock;

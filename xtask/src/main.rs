@@ -4,8 +4,9 @@
 //!   to wasm32 (clang-19, llvm-19 for llvm-ar-19, wasi-libc), plus the sysroot folder of
 //!   symlinks that points clang at wasi-libc.
 //! - `build`: setup, the engine components copied into `target/engines/` with their pinned
-//!   sha256 in `engines.lock` (QuickJS: Rust for wasm32-wasip2; CPython: componentize-py from a
-//!   venv in `target/python-venv`), and the release host.
+//!   sha256 in `engines.lock` (QuickJS: Rust and C for wasm32-wasip2; Lua: omnilua, pure Rust,
+//!   for wasm32-wasip2; CPython: componentize-py from a venv in `target/python-venv`), and the
+//!   release host.
 //!   Also the `python-science` engine (the same CPython app plus numpy and pandas, built from
 //!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
 //!   skips it (not build.py's `compression` steps: both CPython profiles link in the `_bz2` and
@@ -84,6 +85,7 @@ enum Profiles {
 fn build(profiles: Profiles) -> Result {
     setup::setup()?;
     components::build_quickjs()?;
+    components::build_lua()?;
     python::build_python()?;
     if profiles == Profiles::All {
         python::build_science()?;
@@ -92,7 +94,7 @@ fn build(profiles: Profiles) -> Result {
 }
 
 /// `cargo fmt --check` and clippy with `-D warnings` over the host, the xtask and the QuickJS
-/// guest: what CI enforces through the test command.
+/// and Lua guests: what CI enforces through the test command.
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"]))?;
@@ -103,6 +105,8 @@ fn lint() -> Result {
         "--exclude",
         "forge-quickjs",
         "--exclude",
+        "forge-lua",
+        "--exclude",
         "quickjs-native",
         "--all-targets",
         "--",
@@ -110,7 +114,8 @@ fn lint() -> Result {
         "warnings",
     ]))?;
     let mut guest = components::quickjs_cargo("clippy")?;
-    run(guest.args(["--", "-D", "warnings"]))
+    run(guest.args(["--", "-D", "warnings"]))?;
+    run(components::lua_cargo("clippy").args(["--", "-D", "warnings"]))
 }
 
 const USAGE: &str = "usage: cargo xtask <setup | build [--profile stdlib|science] | \
@@ -143,6 +148,8 @@ fn main() -> ExitCode {
                     "--workspace",
                     "--exclude",
                     "forge-quickjs",
+                    "--exclude",
+                    "forge-lua",
                 ])
                 .args(&args[1..]))?;
             if args.len() == 1 {

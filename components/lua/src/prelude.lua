@@ -1,0 +1,440 @@
+-- The Lua side of the forge-host Lua engine. Run once per run, before the script, with the
+-- native bridge `host` (bridge.rs), `json.null` and the metatable of `json.array` as its
+-- arguments. It defines the script's globals (tools, state, text, progress, print, eprint, json,
+-- ForgeError, os.time, os.clock), takes away what reaches outside the sandbox, and returns the
+-- engine's private API. `host` is not reachable from the script afterwards.
+local host, null, array_meta = ...
+
+local error, getmetatable, ipairs, pcall, rawget, select, setmetatable, tonumber, tostring, type, xpcall =
+  error, getmetatable, ipairs, pcall, rawget, select, setmetatable, tonumber, tostring, type, xpcall
+local concat, remove = table.concat, table.remove
+local tointeger = math.tointeger
+local traceback = debug.traceback
+
+--- The error every host-side failure is raised as: `.code` is a stable SPEC §4 code
+--- (TOOL_FAILED, TOOL_DENIED, TOOL_NOT_FOUND, BUDGET_EXCEEDED, INVALID_INPUT), `.message` says
+--- why. `pcall` returns it as is; `tostring(e)` is "CODE: message".
+local ForgeError = { __name = "ForgeError" }
+ForgeError.__tostring = function(e)
+  return tostring(rawget(e, "code")) .. ": " .. tostring(rawget(e, "message"))
+end
+function ForgeError.new(code, message)
+  return setmetatable({ code = code, message = message }, ForgeError)
+end
+function ForgeError.is(value)
+  return getmetatable(value) == ForgeError
+end
+
+-- A native answers `true, value`, `false, code, message` (a host failure) or `false, nil,
+-- message` (the script's mistake). Every API function calls this in tail position (`return
+-- reply(...)`), so that level 2 is the script's line: Lua's tail calls replace the caller's frame.
+local function reply(ok, a, b)
+  if ok then
+    return a
+  end
+  if a ~= nil then
+    error(ForgeError.new(a, b), 2)
+  end
+  error(b, 2)
+end
+
+local function input_or_empty(input)
+  if input == nil then
+    return {}
+  end
+  return input
+end
+
+local function call(name, input)
+  return reply(host.call(name, input_or_empty(input)))
+end
+
+-- Completions of begun calls that arrived while `gather` waited for its own, in arrival order;
+-- `tools.wait` hands them out first.
+local stash = {}
+
+local function gather(calls)
+  if type(calls) ~= "table" then
+    error("tools.gather: expected a list of {name, input} tables", 2)
+  end
+  local count = #calls
+  local responses, failures, waiting, pending = {}, {}, {}, 0
+  for i = 1, count do
+    local item = calls[i]
+    if type(item) ~= "table" then
+      error(("tools.gather: call %d is not a {name, input} table"):format(i), 2)
+    end
+    local ok, a, b = host.begin(item[1], input_or_empty(item[2]))
+    if ok then
+      waiting[a] = i
+      pending = pending + 1
+    elseif a ~= nil then
+      failures[i] = ForgeError.new(a, b)
+    else
+      error(b, 2)
+    end
+  end
+  while pending > 0 do
+    local id, ok, a, b = host.wait()
+    if id == nil then
+      break
+    end
+    local i = waiting[id]
+    if i == nil then
+      stash[#stash + 1] = { id, ok, a, b }
+    else
+      waiting[id] = nil
+      pending = pending - 1
+      if ok then
+        responses[i] = a
+      else
+        failures[i] = ForgeError.new(a, b)
+      end
+    end
+  end
+  for i = 1, count do
+    if failures[i] ~= nil then
+      error(failures[i], 2)
+    end
+    if responses[i] == nil then
+      error(ForgeError.new("TOOL_FAILED", "the call was lost"), 2)
+    end
+  end
+  return setmetatable(responses, array_meta)
+end
+
+local function wait()
+  local id, ok, a, b
+  local stashed = remove(stash, 1)
+  if stashed ~= nil then
+    id, ok, a, b = stashed[1], stashed[2], stashed[3], stashed[4]
+  else
+    id, ok, a, b = host.wait()
+  end
+  if id == nil then
+    return nil
+  end
+  if ok then
+    return id, a
+  end
+  return id, nil, ForgeError.new(a, b)
+end
+
+local members = {
+  --- tools.call(name, input) -> response; raises a ForgeError when the call fails.
+  call = function(name, input)
+    return call(name, input)
+  end,
+  --- tools.gather({{name, input}, ...}) -> {response, ...}: the calls run concurrently; a
+  --- failure raises the first failed call's ForgeError once every call finished.
+  gather = gather,
+  --- tools.begin(name, input) -> id: starts a call and returns at once.
+  begin = function(name, input)
+    return reply(host.begin(name, input_or_empty(input)))
+  end,
+  --- tools.wait() -> id, response | id, nil, ForgeError | nil: the next begun call to finish,
+  --- in the order they finish; nil when no call is in flight.
+  wait = wait,
+  --- tools.list() -> {tool, ...}: name, description, effect, input_schema, function_path.
+  list = function()
+    return reply(host.list())
+  end,
+  --- tools.search(query [, limit]) -> tools whose name or description contains `query`.
+  search = function(query, limit)
+    return reply(host.search(query, limit))
+  end,
+  --- tools.describe(name) -> the tool, or nil.
+  describe = function(name)
+    return reply(host.describe(name))
+  end,
+}
+
+-- Every tool is also a function, `tools.echo(input)` or `tools.fs.read_text_file(input)`, by
+-- the function path the host gives it (so every engine maps names alike). The catalog is read
+-- at the first such use. A tool whose path is a member's name (call, gather, ...) is reachable
+-- through tools.call only.
+local bound
+local function bindings()
+  if bound == nil then
+    bound = {}
+    for _, tool in ipairs(reply(host.list())) do
+      local path, name = tool.function_path, tool.name
+      local function fn(input)
+        return call(name, input)
+      end
+      if #path == 1 then
+        if bound[path[1]] == nil then
+          bound[path[1]] = fn
+        end
+      elseif #path == 2 then
+        local namespace = bound[path[1]]
+        if namespace == nil then
+          namespace = {}
+          bound[path[1]] = namespace
+        end
+        if type(namespace) == "table" then
+          namespace[path[2]] = fn
+        end
+      end
+    end
+  end
+  return bound
+end
+
+local tools = setmetatable({}, {
+  __index = function(_, key)
+    local member = members[key]
+    if member ~= nil then
+      return member
+    end
+    if type(key) == "string" then
+      return bindings()[key]
+    end
+    return nil
+  end,
+  __newindex = function()
+    error("tools cannot be changed", 2)
+  end,
+  __metatable = "tools",
+})
+
+local state = {
+  --- state.get(key) -> the value, or nil when the key has none.
+  get = function(key)
+    return reply(host.state_get(key))
+  end,
+  --- state.set(key, value): kept for the session when the run succeeds.
+  set = function(key, value)
+    if value == nil then
+      error("state.set: the value must not be nil (state.delete removes a key)", 2)
+    end
+    return reply(host.state_set(key, value))
+  end,
+  --- state.delete(key)
+  delete = function(key)
+    return reply(host.state_delete(key))
+  end,
+  --- state.keys() -> every key with a value, sorted.
+  keys = function()
+    return reply(host.state_keys())
+  end,
+}
+
+local function number_or_nil(what, v)
+  if v == nil then
+    return nil
+  end
+  if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
+    error(("progress: %s must be a finite number"):format(what), 3)
+  end
+  return v + 0.0
+end
+
+local function line(...)
+  local n = select("#", ...)
+  local parts = {}
+  for i = 1, n do
+    parts[i] = tostring((select(i, ...)))
+  end
+  return concat(parts, "\t") .. "\n"
+end
+
+local json = {
+  null = null,
+  --- json.array([t]) -> t, marked to be written as a JSON array even when empty.
+  array = function(t)
+    if t == nil then
+      t = {}
+    elseif type(t) ~= "table" then
+      error("json.array: expected a table or nothing", 2)
+    end
+    local meta = getmetatable(t)
+    if meta ~= nil and meta ~= array_meta then
+      error("json.array: the table already has a metatable", 2)
+    end
+    return setmetatable(t, array_meta)
+  end,
+  --- json.encode(value) -> JSON text (the rules of the crate docs).
+  encode = function(value)
+    return reply(host.json_encode(value))
+  end,
+  --- json.decode(text) -> value; null is json.null, arrays are marked as arrays.
+  decode = function(text)
+    if type(text) ~= "string" then
+      error("json.decode: expected a string", 2)
+    end
+    return reply(host.json_decode(text))
+  end,
+}
+
+_G.tools = tools
+_G.state = state
+_G.json = json
+_G.ForgeError = ForgeError
+--- text(value): output meant for the caller (the run report's `text` list).
+_G.text = function(value)
+  return reply(host.text(value))
+end
+--- progress(message [, completed [, total]])
+_G.progress = function(message, completed, total)
+  host.progress(tostring(message), number_or_nil("completed", completed), number_or_nil("total", total))
+end
+_G.print = function(...)
+  host.write(1, line(...))
+end
+--- eprint(...): print to stderr.
+_G.eprint = function(...)
+  host.write(2, line(...))
+end
+
+-- os: the clocks only. os.clock is the time since the run started (WASI has no CPU clock).
+local host_time = host.time
+_G.os = {
+  time = function(t)
+    if t ~= nil then
+      error("os.time: only os.time() (the current time) is available", 2)
+    end
+    return host_time()
+  end,
+  clock = host.clock,
+  difftime = function(a, b)
+    return (a - (b or 0)) + 0.0
+  end,
+}
+
+-- Source text only: a binary chunk could break the VM's invariants.
+local raw_load = load
+_G.load = function(...)
+  local chunk, name, _, env = ...
+  if select("#", ...) >= 4 then
+    return raw_load(chunk, name, "t", env)
+  end
+  return raw_load(chunk, name, "t")
+end
+_G.dofile, _G.loadfile, _G.debug, _G.require, _G.package, _G.io = nil, nil, nil, nil, nil, nil
+string.dump = nil
+
+-- omnilua turns Lua integers into wasm32's 32-bit usize with `as`, so 2^32 + 1 becomes 1:
+-- ("abc"):sub(2^32 + 1) would be "abc", string.unpack would read from the wrong place and
+-- ("x"):rep(2^33) would divide by zero. Positions past +-2^31 are clamped (a string is shorter
+-- than that, so the answer is Lua's), and a repetition longer than the longest string wasm32
+-- can hold is refused, as Lua refuses one past its largest string (one within 64 KiB of 2 GiB
+-- already fails in Rust's allocator, before the host's memory limit can see it). The originals
+-- run under pcall so that their errors point at the script's line and name the function, as if
+-- the script had called them directly.
+local LIMIT = 0x7fffffff
+local LONGEST = 0x7fff0000
+local function position(v)
+  local n = v
+  if type(n) ~= "number" then
+    if v == nil then
+      return nil
+    end
+    n = tonumber(n)
+    if n == nil then
+      return v
+    end
+  end
+  if (n > LIMIT or n < -LIMIT) and tointeger(n) ~= nil then
+    return n > 0 and LIMIT or -LIMIT
+  end
+  return v
+end
+-- Called in tail position by each wrapper, so level 2 is the script's line.
+local function settle(name, ok, ...)
+  if ok then
+    return ...
+  end
+  local e = ...
+  if type(e) ~= "string" then
+    error(e, 0)
+  end
+  e = e:gsub("^forge%-prelude:%d+: ", "", 1):gsub("to '[^']*' %(", "to '" .. name .. "' (", 1)
+  error(e, 2)
+end
+local function width(s, sep)
+  return #tostring(s) + (sep == nil and 0 or #tostring(sep))
+end
+local rep, sub, byte, find = string.rep, string.sub, string.byte, string.find
+local match, gmatch, unpack_string = string.match, string.gmatch, string.unpack
+string.rep = function(s, n, sep)
+  local count = tointeger(tonumber(n) or n)
+  if count ~= nil and count > 1 and (s ~= nil or sep ~= nil) then
+    local w = width(s, sep)
+    if w == 0 then
+      return ""
+    end
+    if count > LONGEST // w then
+      error("resulting string too large", 2)
+    end
+  end
+  return settle("rep", pcall(rep, s, n, sep))
+end
+string.sub = function(s, i, j)
+  return settle("sub", pcall(sub, s, position(i), position(j)))
+end
+string.byte = function(s, i, j)
+  return settle("byte", pcall(byte, s, position(i), position(j)))
+end
+string.find = function(s, pattern, init, plain)
+  return settle("find", pcall(find, s, pattern, position(init), plain))
+end
+string.match = function(s, pattern, init)
+  return settle("match", pcall(match, s, pattern, position(init)))
+end
+string.gmatch = function(s, pattern, init)
+  return settle("gmatch", pcall(gmatch, s, pattern, position(init)))
+end
+string.unpack = function(format, s, pos)
+  return settle("unpack", pcall(unpack_string, format, s, position(pos)))
+end
+
+-- The engine's private API (never a global).
+local api = {}
+
+local function is_stack_overflow(message)
+  return message:find("stack overflow$") ~= nil or message:find("stack overflow %(") ~= nil
+end
+
+--- code ("" when the runner decides), forge_code, message of an uncaught error value.
+local function describe(e)
+  if getmetatable(e) == ForgeError then
+    local code = rawget(e, "code")
+    local ok, message = pcall(tostring, e)
+    return "", type(code) == "string" and code or nil, ok and message or "ForgeError"
+  end
+  if type(e) == "string" then
+    return is_stack_overflow(e) and "STACK_LIMIT" or "", nil, e
+  end
+  if type(e) == "number" then
+    return "", nil, tostring(e)
+  end
+  local meta = getmetatable(e)
+  if type(meta) == "table" and rawget(meta, "__tostring") ~= nil then
+    local ok, message = pcall(tostring, e)
+    if ok and type(message) == "string" then
+      return "", nil, message
+    end
+  end
+  if type(e) == "table" and type(rawget(e, "message")) == "string" then
+    return "", nil, rawget(e, "message")
+  end
+  return "", nil, ("(error object is a %s value)"):format(type(e))
+end
+
+--- Runs the script's chunk: `true, result` or `false, code, forge_code, message, stack`.
+function api.run(chunk)
+  local stack
+  local ok, result = xpcall(chunk, function(e)
+    local ok_trace, trace = pcall(traceback, "", 2)
+    stack = ok_trace and trace or nil
+    return e
+  end)
+  if ok then
+    return true, result
+  end
+  local code, forge_code, message = describe(result)
+  return false, code, forge_code, message, stack
+end
+
+return api

@@ -1,0 +1,2 @@
+tools.begin("sleep", { ms = 60000 })
+error("gone")

@@ -1,0 +1,4 @@
+local a = {}
+a[1] = a
+local ok = pcall(tools.echo, a)
+return ok and "sent" or "refused"

@@ -1,0 +1,3 @@
+local a = {}
+a.self = a
+return a

@@ -1,0 +1,2 @@
+local s = "a"
+while true do s = s .. s end

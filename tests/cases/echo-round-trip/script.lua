@@ -1,0 +1,1 @@
+return tools.call("echo", { a = { 1, 2, { b = json.null } }, s = "ü" })

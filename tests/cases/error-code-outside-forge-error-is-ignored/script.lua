@@ -1,0 +1,1 @@
+error({ code = "TOOL_FAILED", message = "mine" })

@@ -1,0 +1,1 @@
+error(ForgeError.new("DISK_LIMIT", "I pretend the disk is full"))

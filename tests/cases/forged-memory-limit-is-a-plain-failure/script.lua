@@ -1,0 +1,1 @@
+error(ForgeError.new("MEMORY_LIMIT", "I pretend"))

@@ -1,0 +1,1 @@
+error(ForgeError.new("TIMEOUT", "I pretend the host stopped me"))

@@ -1,0 +1,1 @@
+return "a\u{D800}b"

@@ -1,0 +1,2 @@
+local ok = pcall(function() return require("os") end)
+return ok and "loaded" or "refused"

@@ -1,0 +1,7 @@
+local function inner()
+  error("deep trouble")
+end
+local function outer()
+  inner()
+end
+outer()

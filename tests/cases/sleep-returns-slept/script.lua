@@ -1,0 +1,1 @@
+return tools.call("sleep", { ms = 5 })

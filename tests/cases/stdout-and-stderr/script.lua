@@ -1,0 +1,3 @@
+print("to stdout")
+eprint("to stderr")
+return "printed"

@@ -1,0 +1,3 @@
+local line = ("x"):rep(1000)
+for _ = 1, 20000 do print(line) end
+return "flooded"

@@ -1,0 +1,3 @@
+local fine = 1
+local broken = = 2
+return broken

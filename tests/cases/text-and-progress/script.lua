@@ -1,0 +1,4 @@
+text("one")
+progress("half", 1, 2)
+text({ n = 2 })
+progress("done")

@@ -1,0 +1,1 @@
+tools.call("fail", { message = "it broke" })

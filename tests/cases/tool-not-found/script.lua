@@ -1,0 +1,1 @@
+tools.call("no-such-tool", {})
