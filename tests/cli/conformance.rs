@@ -152,6 +152,14 @@ fn add_refuses_an_engine_that_fails_the_kit_unless_forced_and_the_lock_records_i
         entry["conformance"],
         serde_json::json!({"passed": 1, "failed": ["returns-two"], "forced": true})
     );
+    let listed = sandbox.forge(&["engines", "list"]);
+    assert!(
+        listed
+            .stdout()
+            .contains("added with --force: fails returns-two"),
+        "{}",
+        listed.stdout()
+    );
 }
 
 #[test]

@@ -58,6 +58,9 @@ fn inline_code_runs_like_node_e_and_python_c() {
     ]);
     assert_eq!(py.report()["value"], 1024, "{}", py.stderr());
     assert_eq!(py.report()["engine"], "python-cpython");
+    let lua = sandbox.forge(&["run", "-e", "return 2 ^ 10", "--lang", "lua", "--json"]);
+    assert_eq!(lua.report()["value"], 1024.0, "{}", lua.stderr());
+    assert_eq!(lua.report()["engine"], "lua");
     let by_engine = sandbox.forge(&["run", "-e", "return 'hi'", "--engine", "javascript-quickjs"]);
     assert_eq!(by_engine.code(), 0, "{}", by_engine.stderr());
     assert_eq!(by_engine.stdout().trim(), "\"hi\"");

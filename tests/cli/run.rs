@@ -259,7 +259,8 @@ fn the_host_stays_up_after_a_memory_bomb() {
     );
 }
 
-/// The arguments an example declares on a first-lines comment `// args: ...` or `# args: ...`,
+/// The arguments an example declares on a first-lines comment `// args: ...`, `# args: ...` or
+/// `-- args: ...`,
 /// with repository paths made absolute.
 fn example_args(path: &std::path::Path) -> Vec<OsString> {
     let text = std::fs::read_to_string(path).expect("example");
@@ -267,7 +268,7 @@ fn example_args(path: &std::path::Path) -> Vec<OsString> {
         .lines()
         .take(5)
         .find_map(|l| {
-            l.trim_start_matches(['/', '#'])
+            l.trim_start_matches(['/', '#', '-'])
                 .trim()
                 .strip_prefix("args:")
                 .map(str::to_string)
@@ -297,7 +298,7 @@ fn every_example_runs() {
         else {
             continue;
         };
-        if ext != "js" && ext != "py" {
+        if !["js", "py", "lua"].contains(&ext.as_str()) {
             continue;
         }
         let extra = example_args(&path);
@@ -321,6 +322,7 @@ fn every_example_runs() {
         ran.get("py").copied().unwrap_or(0) >= 3,
         "at least three Python examples: {ran:?}"
     );
+    assert!(ran.contains_key("lua"), "a Lua example: {ran:?}");
 }
 
 #[test]

@@ -104,7 +104,7 @@ pub async fn run(data: &DataDirArgs, command: EnginesCommand) -> anyhow::Result<
                 let engines: Vec<_> = registry
                     .entries()
                     .iter()
-                    .map(|e| json!({"id": e.description.id, "sha256": e.sha256, "path": e.path, "packages": e.packages, "description": e.description}))
+                    .map(|e| json!({"id": e.description.id, "sha256": e.sha256, "path": e.path, "packages": e.packages, "description": e.description, "conformance": e.conformance}))
                     .collect();
                 out!(
                     "{}",
@@ -117,8 +117,14 @@ pub async fn run(data: &DataDirArgs, command: EnginesCommand) -> anyhow::Result<
                     } else {
                         format!("  + {}", entry.packages.join(", "))
                     };
+                    let forced = match &entry.conformance {
+                        Some(record) if record.forced => {
+                            format!("  (added with --force: fails {})", record.failed.join(", "))
+                        }
+                        _ => String::new(),
+                    };
                     out!(
-                        "{:<22} {:<12} {}  {}  {}{packages}",
+                        "{:<22} {:<12} {}  {}  {}{packages}{forced}",
                         entry.description.id,
                         entry.description.extensions.join(","),
                         entry.sha256,

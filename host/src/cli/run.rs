@@ -27,14 +27,14 @@ forge-host run -e 'import forge; forge.result(2 ** 10)' --lang py"
 )]
 pub struct RunArgs {
     /// The script, or `-` to read it from stdin. A file's extension picks the engine (.js,
-    /// .mjs: QuickJS; .py: CPython, in the smallest profile covering its imports; `forge-host
+    /// .mjs: QuickJS; .lua: Lua; .py: CPython, in the smallest profile covering its imports; `forge-host
     /// engines list` shows each profile's packages)
     #[arg(required_unless_present = "eval", conflicts_with = "eval")]
     pub file: Option<PathBuf>,
     /// Run CODE instead of a file, as `node -e` and `python -c` do (needs --lang or --engine)
     #[arg(short = 'e', long = "eval", value_name = "CODE")]
     pub eval: Option<String>,
-    /// The language of a script from stdin or -e: js (javascript) or py (python)
+    /// The language of a script from stdin or -e: js (javascript), py (python) or lua
     #[arg(long, value_name = "LANG")]
     pub lang: Option<Lang>,
     /// Print one JSON object with the result, error, output and metrics
@@ -88,6 +88,8 @@ pub enum Lang {
     /// Python (CPython).
     #[value(alias = "python")]
     Py,
+    /// Lua (omnilua).
+    Lua,
 }
 
 impl Lang {
@@ -95,6 +97,7 @@ impl Lang {
         match self {
             Lang::Js => ".js",
             Lang::Py => ".py",
+            Lang::Lua => ".lua",
         }
     }
 }
@@ -137,7 +140,7 @@ fn script(args: &RunArgs) -> Result<(String, String), Error> {
             (Some(lang), _) => Ok(format!("{stem}{}", lang.extension())),
             (None, Some(_)) => Ok(stem.to_string()),
             (None, None) => Err(Error::invalid_input(format!(
-                "a script from {} has no file name to pick its engine by: add --lang js|py, or --engine ID",
+                "a script from {} has no file name to pick its engine by: add --lang js|py|lua, or --engine ID",
                 if stem == "eval" { "-e" } else { "stdin" }
             ))),
         }

@@ -94,6 +94,8 @@ pub struct EngineEntry {
     pub sha256: String,
     /// Packages it provides beyond the standard library (from its lock).
     pub packages: Vec<String>,
+    /// Its result on the conformance kit when `engines add` registered it (from its lock).
+    pub conformance: Option<ConformanceRecord>,
     /// Its description: its own `describe()` answer once it has been loaded, until then what
     /// its lock says.
     pub description: EngineDescription,
@@ -241,6 +243,7 @@ impl EngineRegistry {
             path,
             sha256,
             packages: pinned.packages.clone().unwrap_or_default(),
+            conformance: pinned.conformance.clone(),
             description: match (cached, &pinned.id, &pinned.extensions) {
                 (Some(description), Some(id), _) if description.id != *id => {
                     return Err(Error::engine_unavailable(format!(
@@ -490,6 +493,7 @@ mod tests {
             path: PathBuf::from(format!("{id}.wasm")),
             sha256: "0".repeat(64),
             packages: packages.iter().map(|p| p.to_string()).collect(),
+            conformance: None,
             description: EngineDescription {
                 id: id.into(),
                 language: "python".into(),
