@@ -3,14 +3,15 @@
 //! code, message` for a host failure (raised as a `ForgeError`), `false, nil, message` for the
 //! script's own mistake (a value that is not JSON, raised as a plain error at the script's line).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::rc::Rc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use omnilua::{Lua, Table, Value, Variadic};
 
-use crate::exports::forge::engine::engine::GuestLimits;
+use crate::exports::forge::engine::engine::{GuestLimits, InputFile};
+use crate::files;
 use crate::forge::engine::{catalog, output, state, tools, types::Effect, types::ErrorInfo};
 use crate::json::{self, EncodeError, MAX_DEPTH, Markers};
 
@@ -36,6 +37,41 @@ thread_local! {
     };
     /// When the run started, for `os.clock`.
     static STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The run's input files, for `inputs()`.
+    static INPUTS: RefCell<Vec<InputFile>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records the input files of the current run.
+pub fn set_inputs(inputs: &[InputFile]) {
+    INPUTS.set(inputs.to_vec());
+}
+
+/// What `os.remove` and `os.rename` answer, as C's `luaL_fileresult`: `true`, or `nil,
+/// "name: message", errno` (`os.rename` names no file).
+fn file_result(
+    lua: &Lua,
+    name: Option<&[u8]>,
+    result: std::io::Result<()>,
+) -> omnilua::Result<Variadic<Value>> {
+    let mut values = Variadic::with_capacity(3);
+    match result {
+        Ok(()) => values.push(Value::Boolean(true)),
+        Err(error) => {
+            let (message, errno) = files::describe(&error);
+            let mut text = Vec::new();
+            if let Some(name) = name {
+                text.extend_from_slice(name);
+                text.extend_from_slice(b": ");
+            }
+            text.extend_from_slice(message.as_bytes());
+            values.push(Value::Nil);
+            values.push(Value::String(lua.create_string(text)?));
+            if let Some(errno) = errno {
+                values.push(Value::Integer(errno));
+            }
+        }
+    }
+    Ok(values)
 }
 
 /// Records the budgets of the current run.
@@ -389,6 +425,43 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
         lua.create_function(|_, ()| {
             let started = STARTED.get().unwrap_or_else(Instant::now);
             Ok(started.elapsed().as_secs_f64())
+        })?,
+    )?;
+    host.raw_set(
+        "remove",
+        lua.create_function(|lua, name: omnilua::LuaString| {
+            let name = name.as_bytes()?;
+            file_result(lua, Some(&name), files::remove(&name))
+        })?,
+    )?;
+    host.raw_set(
+        "rename",
+        lua.create_function(
+            |lua, (from, to): (omnilua::LuaString, omnilua::LuaString)| {
+                let (from, to) = (from.as_bytes()?, to.as_bytes()?);
+                file_result(lua, None, files::rename(&from, &to))
+            },
+        )?,
+    )?;
+    // A fresh list at every call: {name, size, sha256, path}, in the host's order.
+    let inputs_markers = Rc::clone(markers);
+    host.raw_set(
+        "inputs",
+        lua.create_function(move |lua, ()| {
+            let list = lua.create_table()?;
+            list.set_metatable(Some(&inputs_markers.array))?;
+            INPUTS.with_borrow(|inputs| {
+                for (index, input) in inputs.iter().enumerate() {
+                    let file = lua.create_table()?;
+                    file.raw_set("name", input.name.as_str())?;
+                    file.raw_set("size", i64::try_from(input.size).unwrap_or(i64::MAX))?;
+                    file.raw_set("sha256", input.sha256.as_str())?;
+                    file.raw_set("path", format!("/input/{}", input.name))?;
+                    list.raw_set(index as i64 + 1, file)?;
+                }
+                Ok::<_, omnilua::Error>(())
+            })?;
+            Ok(list)
         })?,
     )?;
     Ok(host)

@@ -27,11 +27,19 @@
 //!   [`json`] (a table with keys exactly `1..n` is an array, any other table, `{}` included, an
 //!   object; `json.array()` marks an array, even an empty one; `json.null` is null).
 //! - `ForgeError.new(code, message)` and `ForgeError.is(value)`.
+//! - `inputs()`: the files the host copied into `/input` (`--input`), in its order, each a table
+//!   `{name, size, sha256, path}`: `name` below `/input` with `/` separators, `path` the full
+//!   path to open (`/input/<name>`). As Python's `forge.inputs()`.
+//! - `io`: Lua's, for the files of the job: `io.open`, `io.lines`, `io.read`, `io.write`,
+//!   `io.close`, `io.type`, `io.input`, `io.output`, `io.stdin/stdout/stderr`, `io.tmpfile`, and
+//!   `file:read/write/lines/seek/close/flush/setvbuf`; see below. There is no `io.popen`.
+//! - `os.remove(name)` (a file, or an empty folder) and `os.rename(from, to)`: `true`, or `nil,
+//!   message, errno`.
 //! - `os.time()`, `os.clock()` (seconds since the run started: WASI has no CPU clock) and
-//!   `os.difftime`, and nothing else of `os`.
+//!   `os.difftime`, and nothing else of `os` (no `execute`, `getenv`, `exit`, `tmpname`, `date`).
 //!
-//! There is no `io`, `require`, `package`, `debug`, `dofile`, `loadfile` or `string.dump`, and
-//! `load` takes source text only. `math.random` is seeded from `wasi:random` in every run.
+//! There is no `require`, `package`, `debug`, `dofile`, `loadfile` or `string.dump`, and `load`
+//! takes source text only. `math.random` is seeded from `wasi:random` in every run.
 //!
 //! ```lua
 //! local r = tools.call("echo", { n = 1 })        -- r.n == 1
@@ -40,8 +48,45 @@
 //! local id = tools.begin("sleep", { ms = 5 })
 //! local done, response, err = tools.wait()       -- done == id
 //! state.set("count", (state.get("count") or 0) + 1)
+//! for line in io.lines(inputs()[1].path) do print(line) end
+//! local out = assert(io.open("/output/report.txt", "w"))
+//! out:write("done\n")
+//! assert(out:close())                            -- published when the run succeeds
 //! return { done = true }
 //! ```
+//!
+//! # Files
+//!
+//! The file system is the job's folders, the WASI preopens: `/input` (the `--input` files,
+//! read-only), `/output` (published when the run succeeds) and `/work` (scratch, and the current
+//! directory, so a relative path is below it). A path anywhere else fails as a missing file
+//! (`/etc/passwd: No such file or directory`), a `..` out of a folder as `Operation not
+//! permitted`, and a write into `/input` likewise. Writes count against the run's disk quota
+//! (`--max-disk`) and open files against `--max-open-files`.
+//!
+//! Errors follow Lua: `io.open`, `file:read/write/seek/close`, `os.remove` and `os.rename` answer
+//! `nil, message, errno` (`nil, "/input/x.csv: No such file or directory", 2`), so `assert(...)`
+//! raises the message; `io.lines` and `io.input/io.output` with a name raise it. The errno and
+//! message are Linux's (WASI numbers errors its own way; `src/files.rs` translates them): 1
+//! `EPERM`, 2 `ENOENT`, 13 `EACCES`, 21 `EISDIR`, 28 `ENOSPC` (the disk quota), ... A failure
+//! with no number in Lua's table has a message only: the open-file quota is `"Disk quota
+//! exceeded"`. A run that fails after a write was refused for the quota ends `DISK_LIMIT`.
+//!
+//! Files are buffered as C's: writes wait in a 16 KiB buffer (`file:setvbuf("no")` or
+//! `("line")` to change it) that `flush`, `seek`, a read and `close` write out; a write the
+//! buffer held back that then fails is reported by `file:close()` / `io.close()` (`nil,
+//! message, errno`), unlike omnilua's `close`, which answers `true` whatever happened. A file
+//! that is collected, or left open at the end, is written out and closed without a report, so
+//! close what you write. An open that fails for want of descriptors collects garbage and tries
+//! again, so files nothing refers to any longer do not count. A directory opens but reading it
+//! fails (`nil, "Is a directory", 21`). There is no directory listing, no `mkdir`, no links.
+//!
+//! `io.write`, `io.stdout` and `io.stderr` are the run's stdout and stderr (as `print` and
+//! `eprint`; the host keeps a tail of each), and `io.read` reads stdin, which is empty: `nil` for
+//! a line, `""` for `"a"`. `io.tmpfile()` makes its file in `/work` and removes its name at
+//! once, so it disappears when closed. A read count is read in pieces of at most 1 MiB (omnilua
+//! would reserve the whole count first, and cut it to 32 bits on wasm32); `lines` refuses a
+//! count over 1 MiB.
 //!
 //! An uncaught error ends the run as `SCRIPT_RUNTIME` with Lua's traceback as its stack; an
 //! uncaught `ForgeError` keeps its code only when it is one the host's calls fail with (the
@@ -79,6 +124,7 @@ wit_bindgen::generate!({
 });
 
 mod bridge;
+mod files;
 mod json;
 mod runner;
 

@@ -1,13 +1,14 @@
 -- The Lua side of the forge-host Lua engine. Run once per run, before the script, with the
 -- native bridge `host` (bridge.rs), `json.null` and the metatable of `json.array` as its
 -- arguments. It defines the script's globals (tools, state, text, progress, print, eprint, json,
--- ForgeError, os.time, os.clock), takes away what reaches outside the sandbox, and returns the
--- engine's private API. `host` is not reachable from the script afterwards.
+-- ForgeError, inputs, os.time, os.clock, os.remove, os.rename), trims io, takes away what reaches
+-- outside the sandbox, and returns the engine's private API. `host` is not reachable from the
+-- script afterwards.
 local host, null, array_meta = ...
 
 local error, getmetatable, ipairs, pcall, rawget, select, setmetatable, tonumber, tostring, type, xpcall =
   error, getmetatable, ipairs, pcall, rawget, select, setmetatable, tonumber, tostring, type, xpcall
-local concat, remove = table.concat, table.remove
+local concat, remove, unpack = table.concat, table.remove, table.unpack
 local tointeger = math.tointeger
 local traceback = debug.traceback
 
@@ -302,6 +303,30 @@ _G.os = {
   end,
 }
 
+local function file_name(what, n, v)
+  local kind = type(v)
+  if kind == "number" then
+    return tostring(v)
+  end
+  if kind ~= "string" then
+    error(("bad argument #%d to '%s' (string expected, got %s)"):format(n, what, kind == "nil" and "no value" or kind), 3)
+  end
+  return v
+end
+--- os.remove(name) -> true | nil, "name: message", errno (a file, or an empty folder).
+_G.os.remove = function(name)
+  return host.remove(file_name("remove", 1, name))
+end
+--- os.rename(from, to) -> true | nil, message, errno.
+_G.os.rename = function(from, to)
+  return host.rename(file_name("rename", 1, from), file_name("rename", 2, to))
+end
+
+--- inputs() -> {{name, size, sha256, path}, ...}: the files the host copied into /input.
+_G.inputs = function()
+  return host.inputs()
+end
+
 -- Source text only: a binary chunk could break the VM's invariants.
 local raw_load = load
 _G.load = function(...)
@@ -311,7 +336,7 @@ _G.load = function(...)
   end
   return raw_load(chunk, name, "t")
 end
-_G.dofile, _G.loadfile, _G.debug, _G.require, _G.package, _G.io = nil, nil, nil, nil, nil, nil
+_G.dofile, _G.loadfile, _G.debug, _G.require, _G.package = nil, nil, nil, nil, nil
 string.dump = nil
 
 -- omnilua turns Lua integers into wasm32's 32-bit usize with `as`, so 2^32 + 1 becomes 1:
@@ -388,6 +413,169 @@ end
 string.unpack = function(format, s, pos)
   return settle("unpack", pcall(unpack_string, format, s, position(pos)))
 end
+
+-- io: files reach only the WASI preopens (files.rs); there are no processes (io.popen), and
+-- io.tmpfile's file is made in /work. Four fixes over omnilua's library, wrapped as the string
+-- functions above are:
+-- - file:close() and io.close() flush first and report a write the buffer held back (a full
+--   disk: `nil, message, errno`), as C's fclose does; omnilua's close always answers true.
+-- - a read count outside 0..CHUNK is read in CHUNK pieces: omnilua sizes its buffer by the count
+--   before reading (read(2^30) on a small file would take 1 GiB) and truncates it to wasm32's
+--   32 bits (read(2^32) would read nothing); a negative count is an error.
+-- - lines() refuses such counts rather than misread them.
+-- - an open that fails for want of descriptors (the host's --max-open-files) collects garbage
+--   and tries once more: a file nothing refers to any longer is closed when it is collected,
+--   and a script that forgets to close files should not run out at the 257th.
+local CHUNK = 1 << 20
+local io = _G.io
+io.popen = nil
+local file_methods = getmetatable(io.stdout).__index
+local io_type, io_output = io.type, io.output
+local raw_close, raw_flush, raw_read, raw_lines = file_methods.close, file_methods.flush, file_methods.read, file_methods.lines
+local raw_io_read, raw_io_lines, raw_open = io.read, io.lines, io.open
+local raw_input, raw_tmpfile = io.input, io.tmpfile
+local pack, collectgarbage = table.pack, collectgarbage
+
+-- Whether pcall's results say an open failed for want of descriptors.
+local function out_of_descriptors(result)
+  local text
+  if result[1] then
+    text = result[2] == nil and result[3] or nil
+  else
+    text = result[2]
+  end
+  return type(text) == "string"
+    and (text:find("Disk quota exceeded", 1, true) or text:find("Too many open files", 1, true)) ~= nil
+end
+
+local function opening(name, raw)
+  return function(...)
+    local result = pack(pcall(raw, ...))
+    if out_of_descriptors(result) then
+      collectgarbage()
+      collectgarbage()
+      result = pack(pcall(raw, ...))
+    end
+    return settle(name, unpack(result, 1, result.n))
+  end
+end
+
+local function counts_fit(...)
+  for i = 1, select("#", ...) do
+    local format = select(i, ...)
+    if type(format) == "number" and not (format >= 0 and format <= CHUNK) then
+      return false
+    end
+  end
+  return true
+end
+
+-- read(file, format) for each format in turn, as C's g_read: the values up to the first that
+-- fails (nil), or `nil, message, errno` for an error.
+local function read_each(read, file, ...)
+  local n = select("#", ...)
+  local results = {}
+  for i = 1, n do
+    local format = select(i, ...)
+    local value
+    if type(format) == "number" and not (format >= 0 and format <= CHUNK) then
+      local count = tointeger(format)
+      if count == nil then
+        error(("bad argument #%d to 'read' (number has no integer representation)"):format(i), 0)
+      elseif count < 0 then
+        error(("bad argument #%d to 'read' (the count must not be negative)"):format(i), 0)
+      end
+      local parts = {}
+      while count > 0 do
+        local want = count < CHUNK and count or CHUNK
+        local part, message, code = read(file, want)
+        if part == nil then
+          if message ~= nil then
+            return nil, message, code
+          end
+          break
+        end
+        parts[#parts + 1] = part
+        count = count - #part
+        if #part < want then
+          break
+        end
+      end
+      if #parts > 0 then
+        value = concat(parts)
+      end
+    else
+      local message, code
+      value, message, code = read(file, format)
+      if value == nil and message ~= nil then
+        return nil, message, code
+      end
+    end
+    results[i] = value
+    if value == nil then
+      return unpack(results, 1, i)
+    end
+  end
+  return unpack(results, 1, n)
+end
+
+local function read_default(_, format)
+  return raw_io_read(format)
+end
+
+local function close(file)
+  if io_type(file) == "file" then
+    local ok, message, code = raw_flush(file)
+    if not ok then
+      pcall(raw_close, file)
+      return nil, message, code
+    end
+  end
+  return settle("close", pcall(raw_close, file))
+end
+
+local function check_lines(...)
+  if not counts_fit(...) then
+    error(("bad argument to 'lines' (a count must be between 0 and %d; use read)"):format(CHUNK), 3)
+  end
+end
+
+--- file:close() -> true | nil, message, errno
+file_methods.close = function(file)
+  return close(file)
+end
+file_methods.read = function(file, ...)
+  if counts_fit(...) then
+    return settle("read", pcall(raw_read, file, ...))
+  end
+  return settle("read", pcall(read_each, raw_read, file, ...))
+end
+file_methods.lines = function(file, ...)
+  check_lines(...)
+  return settle("lines", pcall(raw_lines, file, ...))
+end
+--- io.close([file]) -> as file:close(); the default output file without one.
+io.close = function(file)
+  if file == nil then
+    file = io_output()
+  end
+  return close(file)
+end
+io.read = function(...)
+  if counts_fit(...) then
+    return settle("read", pcall(raw_io_read, ...))
+  end
+  return settle("read", pcall(read_each, read_default, nil, ...))
+end
+local lines_opening = opening("lines", raw_io_lines)
+io.lines = function(name, ...)
+  check_lines(...)
+  return lines_opening(name, ...)
+end
+io.open = opening("open", raw_open)
+io.input = opening("input", raw_input)
+io.output = opening("output", io_output)
+io.tmpfile = opening("tmpfile", raw_tmpfile)
 
 -- The engine's private API (never a global).
 local api = {}

@@ -12,6 +12,7 @@ use omnilua::{Function, HostHooks, Lua, Table, Value, Variadic};
 
 use crate::bridge;
 use crate::exports::forge::engine::engine::{RunRequest, ScriptError};
+use crate::files;
 use crate::json::{self, EncodeError, Markers};
 
 const PRELUDE: &str = include_str!("prelude.lua");
@@ -36,7 +37,13 @@ fn entropy() -> u64 {
 
 /// A state with the prelude run: the state and the prelude's private API.
 fn prepare() -> Result<(Lua, Rc<Markers>, Table), ScriptError> {
-    let lua = Lua::with_hooks(HostHooks::new().entropy(entropy)).map_err(engine_failure)?;
+    // Standard streams are WASI's through Rust's own (no hook): `print`, `io.write` and
+    // `io.stdout:flush()` share one buffer.
+    let hooks = HostHooks::new()
+        .entropy(entropy)
+        .file_open(files::open)
+        .temp_name(files::temp_name);
+    let lua = Lua::with_hooks(hooks).map_err(engine_failure)?;
     let markers = Rc::new(Markers::new(&lua).map_err(engine_failure)?);
     let host = bridge::host_table(&lua, &markers).map_err(engine_failure)?;
     let prelude = lua
@@ -53,8 +60,13 @@ fn prepare() -> Result<(Lua, Rc<Markers>, Table), ScriptError> {
 /// Runs `request` to completion.
 pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
     bridge::set_limits(&request.limits);
+    bridge::set_inputs(&request.inputs);
+    // Relative paths are below /work, as in the Python engine.
+    let _ = std::env::set_current_dir("/work");
     let (lua, markers, api) = prepare()?;
     let outcome = run_in(&lua, &markers, &api, &request);
+    // `io.write` without a newline waits in Rust's line buffer: no process exit will flush it.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     // The host throws this instance away after its one run: freeing every object first would
     // only cost time.
     std::mem::forget(api);

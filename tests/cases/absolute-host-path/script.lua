@@ -1,5 +1,6 @@
-local ok = pcall(function()
-  if io ~= nil then return assert(io.open("/etc/passwd")):read("a") end
-  return assert(loadfile("/etc/passwd"))
-end)
-return ok and "read" or "refused"
+-- io.open reaches the job's folders only (/input, /output, /work): a host path is not there.
+local f = io.open("/etc/passwd")
+if f ~= nil and f:read("a") ~= nil then
+  return "read"
+end
+return "refused"
