@@ -162,6 +162,11 @@ impl DataDir {
         self.root.join("packages")
     }
 
+    /// Tool responses kept for replay, content-addressed: `blobs/<sha256>`, owner-only.
+    pub fn blob_dir(&self) -> PathBuf {
+        self.root.join("blobs")
+    }
+
     /// The package lock runs use unless given another (`--lock`).
     pub fn package_lock(&self) -> PathBuf {
         self.root.join("pyodide-lock.json")

@@ -53,11 +53,15 @@ pub enum ErrorCode {
     EngineUnavailable,
     /// The engine crashed or trapped for another reason.
     IsolateFailure,
+    /// A replayed run asked the host for something the recorded run did not (`replay`).
+    ReplayDiverged,
+    /// A tool call needs a person's approval: the run paused (`resume ID --approve`).
+    ApprovalRequired,
 }
 
 impl ErrorCode {
     /// Every code, in SPEC order.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::ScriptSyntax,
         ErrorCode::ScriptRuntime,
         ErrorCode::Timeout,
@@ -79,6 +83,8 @@ impl ErrorCode {
         ErrorCode::InvalidInput,
         ErrorCode::EngineUnavailable,
         ErrorCode::IsolateFailure,
+        ErrorCode::ReplayDiverged,
+        ErrorCode::ApprovalRequired,
     ];
 
     /// The codes the host's imports fail with (`error-info.code` in `wit/forge.wit`). An uncaught
@@ -117,6 +123,8 @@ impl ErrorCode {
             ErrorCode::InvalidInput => "INVALID_INPUT",
             ErrorCode::EngineUnavailable => "ENGINE_UNAVAILABLE",
             ErrorCode::IsolateFailure => "ISOLATE_FAILURE",
+            ErrorCode::ReplayDiverged => "REPLAY_DIVERGED",
+            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
         }
     }
 
@@ -234,6 +242,9 @@ pub enum HostStop {
     /// The guest broke the contract of `wit/`.
     #[error("the engine broke the host contract: {0}")]
     ProtocolViolation(String),
+    /// In a replay, the guest asked for a call the recorded run did not make.
+    #[error("the replay diverged: {0}")]
+    ReplayDiverged(String),
 }
 
 impl HostStop {
@@ -242,6 +253,7 @@ impl HostStop {
         match self {
             HostStop::ToolBudget { .. } => ErrorCode::ToolBudget,
             HostStop::ProtocolViolation(_) => ErrorCode::ProtocolViolation,
+            HostStop::ReplayDiverged(_) => ErrorCode::ReplayDiverged,
         }
     }
 }

@@ -17,6 +17,8 @@
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
 //! - [`packages`]: locked pure-Python packages a Python run mounts (`pyodide-fetch`).
 //! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
+//! - [`tape`]: recording a run's nondeterministic inputs (clocks, random bytes, tool
+//!   responses) and playing them back, for `replay`.
 //! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
 //! - [`datadir`]: the data directory and its redb database (SPEC §9).
 //! - [`json`]: the JSON boundary: depth, lone surrogates, exact numbers.
@@ -49,6 +51,7 @@ pub mod packages;
 pub mod permissions;
 pub mod primitives;
 pub mod state;
+pub mod tape;
 pub mod tools;
 
 pub use datadir::DataDir;

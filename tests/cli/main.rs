@@ -14,6 +14,7 @@ mod mcp_tools;
 mod no_leaks;
 mod packages;
 mod python;
+mod replay;
 mod run;
 mod science;
 mod typed_tools;

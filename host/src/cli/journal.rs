@@ -36,6 +36,28 @@ pub enum JournalCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Removes the replay records of executions older than DURATION, and the tool responses
+    /// only they kept; the executions stay in the journal
+    Prune {
+        /// How old a run's replay record may get (30s, 12h, 7d)
+        #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A duration as `run --timeout` takes it, or in days (`7d`).
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    if let Some(days) = text.strip_suffix('d') {
+        let days: u64 = days
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}` is not a duration (30s, 12h, 7d)"))?;
+        return Ok(std::time::Duration::from_secs(days.saturating_mul(86_400)));
+    }
+    forge_host::limits::parse_duration(text)
 }
 
 fn parse_status(text: &str) -> Result<ExecutionState, String> {
@@ -68,8 +90,25 @@ fn line(record: &ExecutionRecord) -> String {
 
 /// Runs `forge-host journal ...`.
 pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCode> {
-    let journal = Journal::open(&data.resolve()?).map_err(Error::from)?;
+    let dir = data.resolve()?;
+    let journal = Journal::open(&dir).map_err(Error::from)?;
     match command {
+        JournalCommand::Prune { older_than, json } => {
+            let blobs = forge_host::journal::Blobs::new(dir.blob_dir());
+            let pruned = journal
+                .prune_tapes(older_than, &blobs)
+                .map_err(Error::from)?;
+            if json {
+                out!("{}", serde_json::to_string(&pruned)?)?;
+            } else {
+                out!(
+                    "removed {} replay records and {} tool responses; {} replay records kept",
+                    pruned.tapes,
+                    pruned.blobs,
+                    pruned.kept
+                )?;
+            }
+        }
         JournalCommand::List {
             session,
             status,

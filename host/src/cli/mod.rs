@@ -17,6 +17,7 @@ mod logs;
 mod mcp;
 mod packages;
 mod progress;
+mod replay;
 mod rerun;
 mod run;
 mod state;
@@ -68,6 +69,9 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Run an earlier execution again: same script, engine, limits, session and inputs.
     Rerun(rerun::RerunArgs),
+    /// Replay a recorded execution bit for bit (no tool runs, nothing is committed or
+    /// published) and say whether it did exactly the same.
+    Replay(replay::ReplayArgs),
     /// What ran, how it ended, and its nested calls.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
@@ -117,6 +121,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(&cli.data, *args).await,
             Command::Rerun(args) => rerun::run(&cli.data, args).await,
+            Command::Replay(args) => replay::run(&cli.data, args).await,
             Command::Journal(command) => journal::run(&cli.data, command),
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),

@@ -12,6 +12,7 @@ use super::limit_flags::LimitFlags;
 use super::progress::Printer;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::error::{Error, ErrorCode};
+use forge_host::journal::RecordMode;
 use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
 use forge_host::primitives::sha256_hex;
 
@@ -77,6 +78,17 @@ pub struct RunArgs {
     /// --lock FILE` writes one) [default: the data directory's]
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
+    /// What the journal keeps for `forge-host replay`: full (clocks, random bytes and tool
+    /// responses, within --max-record), hashes (the sequence only) or off
+    #[arg(long, value_name = "MODE", default_value = "full", value_parser = parse_record)]
+    pub record: RecordMode,
+}
+
+fn parse_record(text: &str) -> Result<RecordMode, String> {
+    [RecordMode::Full, RecordMode::Hashes, RecordMode::Off]
+        .into_iter()
+        .find(|mode| mode.as_str() == text)
+        .ok_or_else(|| format!("`{text}` is not one of full, hashes, off"))
 }
 
 /// A script language named on the command line.
@@ -189,6 +201,7 @@ fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
         out_dir: args.out.clone(),
         publish_on_error: args.publish_on_error,
         keep_job: args.keep,
+        record: args.record,
         package_lock: args
             .lock
             .as_deref()
@@ -262,6 +275,9 @@ fn print_report(report: &RunReport, json: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(dir) = &report.job_dir {
             writeln!(stderr, "job folder kept at {dir}")?;
+        }
+        if let Some(why) = &report.not_replayable {
+            writeln!(stderr, "note: this run cannot be replayed: {why}")?;
         }
         if let Some(error) = &report.error {
             writeln!(stderr, "error {}: {}", error.code, error.message)?;

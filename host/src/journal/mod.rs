@@ -6,7 +6,9 @@
 //! ([`ExecutionRecord`], [`CallRecord`], [`ExecutionState`], ...): the on-disk format is the
 //! journal's, and the kernel builds these records rather than defining them.
 //!
-//! Only hashes of scripts, inputs and tool inputs are kept, never their contents or results.
+//! Only hashes of scripts, inputs and tool inputs are kept, never their contents or results;
+//! the one exception is a run's replay record (its tape), which keeps the tool responses it
+//! received, by sha256, in an owner-only blob store, so that the run can be replayed.
 //! Every write is one short durable transaction (about 0.4 ms here). An execution costs two:
 //! it is created when its guest is about to start (already `running`, with its inputs), and
 //! closed with its nested calls, metrics and publication. One that fails before it runs is
@@ -14,18 +16,27 @@
 //! reconciliation closes. The two writes of executions that run at the same time are committed
 //! in groups, one durable transaction for many of them (`group`).
 
+mod blobs;
 mod group;
 mod owner;
 mod reconcile;
 mod schema;
 mod store;
+mod tape;
+mod tapes;
 
+pub use blobs::{BlobError, Blobs};
 pub use owner::Owner;
 pub use schema::{
     CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Metrics,
     PublishedFile, SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};
+pub use tape::{
+    BeginOutcome, CompletionOutcome, RecordMode, RecordedEntry, RecordedOutcome, RecordedTool,
+    Tape, TapeEvent,
+};
+pub use tapes::Pruned;
 
 /// Reads one stored record (an [`ExecutionRecord`], a [`CallRecord`], a [`StateCommitMark`])
 /// from its bytes. Any bytes give the record or [`JournalError::Corrupt`], never a panic (the
@@ -57,6 +68,8 @@ pub struct Closing {
     pub outputs: Vec<PublishedFile>,
     /// States passed through since the last durable step (collecting, committing).
     pub passed: Vec<ExecutionState>,
+    /// The replay record, unless recording was off.
+    pub tape: Option<Tape>,
 }
 
 /// A journal operation that failed.
@@ -99,6 +112,9 @@ pub enum JournalError {
     /// The thread that commits executions' changes is gone.
     #[error("the journal's committing thread stopped")]
     Stopped,
+    /// The blob store of replay records failed.
+    #[error("journal blobs")]
+    Blobs(#[source] Box<BlobError>),
     /// A record does not read back.
     #[error("journal record `{key}` does not read back")]
     Corrupt {

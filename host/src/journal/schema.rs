@@ -30,6 +30,8 @@ pub(super) const EXECUTIONS: TableDefinition<&str, &[u8]> = TableDefinition::new
 pub(super) const CALLS: TableDefinition<(&str, u32), &[u8]> = TableDefinition::new("calls");
 /// Execution id -> JSON owner of every execution not yet terminal: what reconciliation scans.
 pub(super) const OPEN: TableDefinition<&str, &[u8]> = TableDefinition::new("open_executions");
+/// Execution id -> JSON [`Tape`](super::Tape): the replay record, written with the close.
+pub(super) const TAPES: TableDefinition<&str, &[u8]> = TableDefinition::new("tapes");
 /// Execution id -> [`StateCommitMark`], written in the same transaction as the state commit, so
 /// that a run killed between its state commit and its journal close is closed saying so.
 pub(super) const STATE_COMMITS: TableDefinition<&str, &[u8]> =
@@ -342,6 +344,9 @@ pub struct ExecutionRecord {
     /// The process that ran it (`owner_pid`, `owner_start_ticks`).
     #[serde(flatten)]
     pub owner: Owner,
+    /// For a replay: the execution it replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
 }
 
 impl ExecutionRecord {
@@ -402,6 +407,7 @@ mod tests {
             out_dir: None,
             outputs: Vec::new(),
             owner: Owner::current(),
+            replay_of: None,
         };
         assert_eq!(record.limits().memory_bytes, 64 << 20);
     }

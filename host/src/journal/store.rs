@@ -10,7 +10,7 @@ use super::JournalError;
 use super::group::{Change, GroupCommit};
 use super::schema::{
     self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
-    SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, Step,
+    SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, Step, TAPES,
 };
 use crate::datadir::DataDir;
 use crate::primitives::{now_utc, truncate_at};
@@ -105,6 +105,7 @@ impl Journal {
             write.open_table(EXECUTIONS).map_err(database)?;
             write.open_table(CALLS).map_err(database)?;
             write.open_table(OPEN).map_err(database)?;
+            write.open_table(TAPES).map_err(database)?;
         }
         write.commit().map_err(database)
     }
@@ -354,6 +355,11 @@ pub(super) fn close_in(
         .iter()
         .map(|call| Ok((call.position, encode(id, call)?)))
         .collect::<Result<Vec<_>, JournalError>>()?;
+    let tape = closing
+        .tape
+        .as_ref()
+        .map(|tape| encode(id, tape))
+        .transpose()?;
     let mut path = closing.passed.clone();
     path.push(closing.status);
     update_in(write, id, &path, |record, write| {
@@ -375,6 +381,13 @@ pub(super) fn close_in(
         for (position, text) in &calls {
             table
                 .insert((id, *position), text.as_slice())
+                .map_err(database)?;
+        }
+        if let Some(tape) = &tape {
+            write
+                .open_table(TAPES)
+                .map_err(database)?
+                .insert(id, tape.as_slice())
                 .map_err(database)?;
         }
         Ok(())

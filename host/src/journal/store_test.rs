@@ -38,11 +38,13 @@ fn record(id: &str, owner: Owner) -> ExecutionRecord {
         out_dir: None,
         outputs: Vec::new(),
         owner,
+        replay_of: None,
     }
 }
 
 fn closing(status: ExecutionState) -> Closing {
     Closing {
+        tape: None,
         status,
         error: None,
         metrics: None,

@@ -11,6 +11,7 @@ use super::facts::{Facts, advance};
 use super::report::RunReport;
 use super::sandbox::{self, SandboxSpec};
 use super::settle;
+use super::taped;
 use super::{ExecutionRequest, Kernel, Lifecycle, MAX_SOURCE_BYTES, validate_session};
 use crate::engines::bindings::{RunRequest, ScriptEnginePre};
 use crate::engines::{EngineEntry, ExecState, Runtime};
@@ -22,6 +23,7 @@ use crate::journal::{
 use crate::output::{Event, TaskLog};
 use crate::packages;
 use crate::primitives::{now_utc, sha256_hex};
+use crate::tape::Deck;
 use crate::tools::RecordDurable;
 
 /// A fresh execution id: time-ordered, then random.
@@ -99,6 +101,7 @@ fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
         out_dir: None,
         outputs: Vec::new(),
         owner: Owner::current(),
+        replay_of: request.replay.as_ref().map(|r| r.of.clone()),
     }
 }
 
@@ -203,14 +206,17 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         .data_mut()
         .tools
         .hold_effects_until(record_durable.clone());
+    let deck = prepared.deck.clone();
     let (report, job) = finish(kernel, &facts, prepared, &mut life, record_durable).await;
-    let report = match report {
+    let mut report = match report {
         Ok(report) => report,
         Err(error) => {
             kernel.jobs.give_back(job);
             return Err(error);
         }
     };
+    let tape = taped::finish(&deck, &report);
+    report.not_replayable = tape.as_ref().and_then(|t| t.not_replayable.clone());
     kernel
         .journal
         .close_grouped(
@@ -223,6 +229,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
                 out_dir: report.out_dir.clone(),
                 outputs: report.outputs.clone(),
                 passed: passed_through(&life, report.status),
+                tape,
             },
         )
         .await?;
@@ -290,6 +297,8 @@ struct Prepared {
     store: wasmtime::Store<ExecState>,
     observers: sandbox::Observers,
     run_request: RunRequest,
+    /// Records the run's nondeterministic inputs, or plays them.
+    deck: Deck,
 }
 
 /// Loads the engine, the job folders with the inputs, the state snapshot, and the store.
@@ -311,21 +320,20 @@ async fn prepare(
     if let Some(expected) = &request.expected_inputs {
         check_inputs(expected, &inputs)?;
     }
-    let snapshot = kernel
-        .state
-        .snapshot(&request.session)
-        .map_err(|e| Error::from_source(e.code(), e))?;
+    let taped = taped::prepare(kernel, request)?;
     let (store, observers) = sandbox::build_store(
         &pre,
         SandboxSpec {
             limits,
             policy: request.policy.clone(),
             asker: request.asker.clone(),
-            tools: kernel.tools.clone(),
-            snapshot,
+            tools: taped.tools,
+            snapshot: taped.snapshot,
             job: &job,
             packages: mounts.as_ref(),
             events: Some(facts.events.clone()),
+            deck: taped.deck.clone(),
+            insecure_seed: taped.insecure_seed,
         },
     )?;
     let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
@@ -337,6 +345,7 @@ async fn prepare(
         store,
         observers,
         run_request,
+        deck: taped.deck,
     })
 }
 
@@ -357,6 +366,7 @@ async fn finish(
         store,
         observers,
         run_request,
+        deck: _,
     } = prepared;
     let request = facts.request;
     let deadline = tokio::time::Instant::now() + request.limits.timeout;

@@ -7,10 +7,12 @@ mod cancel;
 mod execute;
 mod facts;
 pub mod lifecycle;
+mod replay;
 mod report;
 mod sandbox;
 mod settle;
 mod status;
+mod taped;
 pub mod verdict;
 
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use std::sync::Arc;
 
 pub use cancel::CancelHandle;
 pub use lifecycle::{InvalidTransition, Lifecycle};
+pub use replay::{ReplayInput, ReplayReport};
 pub use report::RunReport;
 pub use status::{EngineStatus, Probe, Status, probe, status};
 
@@ -25,7 +28,7 @@ use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, Result};
 use crate::files::JobPool;
-use crate::journal::{Journal, JournalPackage};
+use crate::journal::{Journal, JournalPackage, RecordMode};
 use crate::limits::Limits;
 use crate::output::EventSink;
 use crate::permissions::{Asker, Policy};
@@ -68,6 +71,12 @@ pub struct ExecutionRequest {
     pub cancel: Option<CancelHandle>,
     /// Answers calls the policy would deny when it says `--ask`; without one they are denied.
     pub asker: Option<Asker>,
+    /// What of the run is kept for replay (`--record`): by default everything, within the
+    /// `max-record` limit.
+    pub record: RecordMode,
+    /// Feeds the run from a recording instead of the world ([`Kernel::replay`] sets it): no
+    /// tool runs, nothing is committed or published.
+    pub replay: Option<ReplayInput>,
 }
 
 impl ExecutionRequest {
@@ -91,6 +100,8 @@ impl ExecutionRequest {
             events: None,
             cancel: None,
             asker: None,
+            record: RecordMode::default(),
+            replay: None,
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct RunReport {
     pub metrics: Metrics,
     /// Start, RFC 3339 UTC.
     pub started_at: String,
+    /// Why the run cannot be replayed, when its recording ran past its budget or failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_replayable: Option<String>,
     /// Nested calls, for the journal (not part of the `--json` object).
     #[serde(skip)]
     pub calls: Vec<CallRecord>,

@@ -18,6 +18,8 @@ use crate::output::{EventSink, OutputState, TailPipe, Texts};
 use crate::packages::{MOUNT_POINT, Mounts};
 use crate::permissions::{Asker, Policy};
 use crate::state::{Snapshot, StateView};
+use crate::tape::Deck;
+use crate::tape::wasi::{TapedMonotonicClock, TapedRng, TapedWallClock};
 use crate::tools::{CallLog, ToolCalls, ToolRegistry};
 
 /// What survives the store, whatever happens to it: the kernel reads these after a stop.
@@ -41,6 +43,10 @@ pub struct SandboxSpec<'a> {
     /// Locked Python packages, mounted read-only.
     pub packages: Option<&'a Mounts>,
     pub events: Option<EventSink>,
+    /// Records the clocks, random bytes and tool answers, or plays them from a tape.
+    pub deck: Deck,
+    /// What `wasi:random/insecure-seed` answers (recorded with the tape).
+    pub insecure_seed: u128,
 }
 
 fn preopen_failed(error: impl std::fmt::Display) -> Error {
@@ -69,6 +75,11 @@ pub fn build_store(
         .allow_ip_name_lookup(false)
         .socket_addr_check(|_, _| Box::pin(async { false }))
         .initial_cwd("/work")
+        .wall_clock(TapedWallClock::new(spec.deck.clone()))
+        .monotonic_clock(TapedMonotonicClock::new(spec.deck.clone()))
+        .secure_random(TapedRng::new(spec.deck.clone(), false))
+        .insecure_random(TapedRng::new(spec.deck.clone(), true))
+        .insecure_random_seed(spec.insecure_seed)
         .preopened_dir(spec.job.input(), "/input", FsPerms::ReadOnly)
         .map_err(preopen_failed)?
         .preopened_dir(spec.job.output(), "/output", FsPerms::ReadWrite)
@@ -85,7 +96,9 @@ pub fn build_store(
     }
     let limiter = MemoryLimiter::new(limits.memory_bytes);
     let memory = limiter.stats();
-    let tools = ToolCalls::new(spec.tools, spec.policy, limits).with_asker(spec.asker);
+    let tools = ToolCalls::new(spec.tools, spec.policy, limits)
+        .with_asker(spec.asker)
+        .with_deck(spec.deck);
     let calls = tools.log();
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);

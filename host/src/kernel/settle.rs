@@ -154,9 +154,12 @@ pub(super) fn settle(
             inputs,
             target: target.as_deref(),
         };
-        match commit_state(kernel, facts, &at, store.as_ref(), &verdict) {
-            Ok(ready) => staged = ready,
-            Err(failed) => verdict = failed,
+        // A replay commits nothing: it only shows what the recorded run did.
+        if facts.request.replay.is_none() {
+            match commit_state(kernel, facts, &at, store.as_ref(), &verdict) {
+                Ok(ready) => staged = ready,
+                Err(failed) => verdict = failed,
+            }
         }
     }
     drop(store);
@@ -231,12 +234,15 @@ struct Publication<'a> {
 }
 
 /// Where `/output` goes: the caller's folder, or `forge-out/<id>` when the script wrote
-/// something and no folder was named.
+/// something and no folder was named; nowhere for a replay.
 pub(super) fn publication_target(
     request: &super::ExecutionRequest,
     job: &JobDir,
     id: &str,
 ) -> Option<PathBuf> {
+    if request.replay.is_some() {
+        return None;
+    }
     if let Some(out) = &request.out_dir {
         return Some(out.clone());
     }
@@ -329,5 +335,6 @@ pub(super) fn report(
         },
         started_at: facts.started_at.to_string(),
         calls,
+        not_replayable: None,
     }
 }

@@ -242,6 +242,15 @@ declare_limits! {
         at_most: "memory",
         help: "The live task log on disk (forge-host logs ID)",
     }
+    /// Tool responses and random bytes a run's replay record may keep; past it the run goes on,
+    /// not replayable.
+    max_record_bytes: u64 {
+        flag: "max-record",
+        kind: Bytes,
+        default: 16 * MIB,
+        range: 0 => u64::MAX,
+        help: "Tool-response and random bytes the replay record keeps; past it the run is not replayable",
+    }
 }
 
 impl Limits {

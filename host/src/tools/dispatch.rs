@@ -20,6 +20,7 @@ use crate::journal::{CallRecord, CallStatus};
 use crate::limits::Limits;
 use crate::permissions::{Asker, Decision, Effect, Policy, Question};
 use crate::primitives::{sha256_hex, truncate_at};
+use crate::tape::Deck;
 
 /// A finished call, as handed back to the guest.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +50,7 @@ pub type RecordDurable =
 pub struct ToolCalls {
     registry: Arc<ToolRegistry>,
     policy: Policy,
-    max_calls: u32,
+    pub(super) max_calls: u32,
     max_input_bytes: u64,
     max_response_bytes: u64,
     tool_timeout: Option<Duration>,
@@ -65,6 +66,8 @@ pub struct ToolCalls {
     ready: VecDeque<Completion>,
     /// Shared with the kernel so that the record survives a stop (timeout, cancellation).
     records: CallLog,
+    /// Records what the calls answered, or answers from a tape instead of running tools.
+    pub(super) deck: Deck,
 }
 
 /// Longest tool name quoted back in an error message, in bytes.
@@ -87,6 +90,7 @@ impl ToolCalls {
             tasks: HashMap::new(),
             ready: VecDeque::new(),
             records: CallLog::default(),
+            deck: Deck::Off,
         }
     }
 
@@ -119,9 +123,13 @@ impl ToolCalls {
         self.records.clone()
     }
 
-    /// Starts a call. `Err` ends the execution (budget spent, contract broken); `Ok(Err)` is a
-    /// failure the script sees and may handle.
-    pub fn begin(&mut self, name: &str, input: &str) -> Result<Result<u64, ToolError>, HostStop> {
+    /// Starts a call, live. `Err` ends the execution (budget spent, contract broken); `Ok(Err)`
+    /// is a failure the script sees and may handle.
+    pub(super) fn begin_live(
+        &mut self,
+        name: &str,
+        input: &str,
+    ) -> Result<Result<u64, ToolError>, HostStop> {
         let (tool, parsed) = match self.admit(name, input)? {
             Ok(admitted) => admitted,
             Err(error) => return Ok(Err(error)),
@@ -369,8 +377,8 @@ impl ToolCalls {
         Some(finished.unwrap_or_else(|| crashed(id, "it panicked")))
     }
 
-    /// Waits for the next call to finish; `None` when nothing is in flight.
-    pub async fn wait_any(&mut self) -> Option<Completion> {
+    /// Waits for the next call to finish, live; `None` when nothing is in flight.
+    pub(super) async fn wait_any_live(&mut self) -> Option<Completion> {
         if let Some(done) = self.ready.pop_front() {
             return Some(done);
         }
@@ -378,27 +386,31 @@ impl ToolCalls {
         Some(self.complete(finished))
     }
 
-    /// Begins a call and waits for it, keeping other calls that finish meanwhile for `wait_any`.
-    pub async fn call(
+    /// Begins a call and waits for it, live, keeping other calls that finish meanwhile for
+    /// `wait_any`. Returns the call's id too (`None` when it never began).
+    pub(super) async fn call_live(
         &mut self,
         name: &str,
         input: &str,
-    ) -> Result<Result<String, ToolError>, HostStop> {
-        let id = match self.begin(name, input)? {
+    ) -> Result<(Option<u64>, Result<String, ToolError>), HostStop> {
+        let id = match self.begin_live(name, input)? {
             Ok(id) => id,
-            Err(error) => return Ok(Err(error)),
+            Err(error) => return Ok((None, Err(error))),
         };
         loop {
             if let Some(index) = self.ready.iter().position(|c| c.id == id) {
                 let done = self.ready.remove(index).map(|c| c.outcome);
-                return Ok(done.unwrap_or_else(|| Err(ToolError::failed("the call was lost"))));
+                let lost = || Err(ToolError::failed("the call was lost"));
+                return Ok((Some(id), done.unwrap_or_else(lost)));
             }
             match self.join_next().await {
                 Some(finished) => {
                     let done = self.complete(finished);
                     self.ready.push_back(done);
                 }
-                None => return Ok(Err(ToolError::failed("the call was lost"))),
+                None => {
+                    return Ok((Some(id), Err(ToolError::failed("the call was lost"))));
+                }
             }
         }
     }

@@ -18,7 +18,11 @@ async fn calls_complete_and_are_recorded_with_a_hash_of_their_input() {
         .begin("echo", r#"{"x":1}"#)
         .expect("no stop")
         .expect("begun");
-    let done = calls.wait_any().await.expect("one completion");
+    let done = calls
+        .wait_any()
+        .await
+        .expect("no stop")
+        .expect("one completion");
     assert_eq!(
         done,
         Completion {
@@ -26,7 +30,10 @@ async fn calls_complete_and_are_recorded_with_a_hash_of_their_input() {
             outcome: Ok(r#"{"x":1}"#.into())
         }
     );
-    assert!(calls.wait_any().await.is_none(), "nothing left in flight");
+    assert!(
+        calls.wait_any().await.expect("no stop").is_none(),
+        "nothing left in flight"
+    );
     let record = &calls.log().snapshot()[0];
     assert_eq!(record.status, CallStatus::Succeeded);
     assert_eq!(record.input_sha256.len(), 64);
@@ -114,7 +121,11 @@ async fn a_panicking_tool_fails_its_own_call_and_no_other() {
         .expect("begun");
     let mut seen = Vec::new();
     for _ in 0..2 {
-        let done = calls.wait_any().await.expect("a completion");
+        let done = calls
+            .wait_any()
+            .await
+            .expect("no stop")
+            .expect("a completion");
         seen.push((done.id, done.outcome.map_err(|e| e.code)));
     }
     seen.sort_by_key(|(id, _)| *id);
@@ -144,7 +155,11 @@ async fn a_tool_that_panics_at_its_first_poll_fails_its_call() {
         .begin("at-once", "{}")
         .expect("no stop")
         .expect("begun");
-    let done = calls.wait_any().await.expect("a completion");
+    let done = calls
+        .wait_any()
+        .await
+        .expect("no stop")
+        .expect("a completion");
     assert_eq!(
         (done.id, done.outcome.map_err(|e| e.code)),
         (id, Err(ErrorCode::ToolFailed))
@@ -214,7 +229,11 @@ async fn calls_that_change_the_world_wait_for_the_record_and_others_do_not() {
     }
     // `read` and `internal` finish without the record; the others have not started.
     for _ in 0..2 {
-        calls.wait_any().await.expect("a completion");
+        calls
+            .wait_any()
+            .await
+            .expect("no stop")
+            .expect("a completion");
     }
     let counts = || {
         ran.iter()
@@ -224,7 +243,11 @@ async fn calls_that_change_the_world_wait_for_the_record_and_others_do_not() {
     assert_eq!(counts(), [0, 0, 0, 1, 1]);
     written.send(()).expect("the calls wait");
     for _ in 0..3 {
-        let done = calls.wait_any().await.expect("a completion");
+        let done = calls
+            .wait_any()
+            .await
+            .expect("no stop")
+            .expect("a completion");
         assert!(done.outcome.is_ok(), "{done:?}");
     }
     assert_eq!(counts(), [1, 1, 1, 1, 1]);
@@ -260,7 +283,11 @@ async fn a_record_that_cannot_be_written_fails_the_calls_that_wait_for_it() {
         .begin("process", "{}")
         .expect("no stop")
         .expect("begun");
-    let done = calls.wait_any().await.expect("a completion");
+    let done = calls
+        .wait_any()
+        .await
+        .expect("no stop")
+        .expect("a completion");
     let error = done.outcome.expect_err("it fails");
     assert_eq!(error.code, ErrorCode::IsolateFailure);
     assert!(error.message.contains("disk full"), "{}", error.message);
@@ -291,5 +318,5 @@ async fn a_denied_effect_never_runs() {
         .expect_err("denied");
     assert_eq!(denied.code, ErrorCode::ToolDenied);
     assert_eq!(calls.log().snapshot()[0].status, CallStatus::Denied);
-    assert!(calls.wait_any().await.is_none());
+    assert!(calls.wait_any().await.expect("no stop").is_none());
 }

@@ -9,6 +9,7 @@ pub mod declare;
 mod dispatch;
 pub mod mcp;
 mod server_log;
+mod taped;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub use builtin::{EchoTool, FailTool, SleepTool};
 pub use call_log::CallLog;
 pub use dispatch::{Completion, RecordDurable, ToolCalls};
 pub use server_log::{LineSink, ServerLogs, Subscription};
+pub use taped::{recorded_catalog, replayed_registry};
 
 use crate::error::ErrorCode;
 pub use crate::permissions::Effect;

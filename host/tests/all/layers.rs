@@ -11,7 +11,7 @@ const LAYERS: [&[&str]; 5] = [
     &["mcp_server", "conformance"],
     &["kernel"],
     &[
-        "engines", "tools", "state", "output", "files", "packages", "journal",
+        "engines", "tools", "state", "output", "files", "packages", "tape", "journal",
     ],
     &[
         "limits",

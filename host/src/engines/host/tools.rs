@@ -32,7 +32,7 @@ impl tools::Host for ToolCalls {
 
     async fn wait_any(&mut self) -> wasmtime::Result<Option<tools::Completion>> {
         Ok(ToolCalls::wait_any(self)
-            .await
+            .await?
             .map(|done| tools::Completion {
                 id: done.id,
                 outcome: done.outcome.map_err(error_info),

@@ -1,0 +1,121 @@
+//! What a run needs from its recording: for a recorded run, a [`Recorder`] holding what is known
+//! at the start (the insecure seed, the catalog, the state snapshot); for a replay, the tape's
+//! snapshot and catalog in place of the store's and the registry's, and a [`Player`]. After the
+//! run, the recorder's tape is closed with how the run ended, by hashes.
+
+use std::sync::Arc;
+
+use wasmtime_wasi::Rng;
+
+use super::report::RunReport;
+use super::{ExecutionRequest, Kernel};
+use crate::error::{Error, Result};
+use crate::journal::{Blobs, RecordMode, RecordedEntry, RecordedOutcome, Tape};
+use crate::primitives::sha256_hex;
+use crate::state::{Entry, Snapshot};
+use crate::tape::{Deck, Recorder};
+use crate::tools::{ToolRegistry, recorded_catalog, replayed_registry};
+
+/// The tape side of a prepared run.
+pub(super) struct Taped {
+    pub tools: Arc<ToolRegistry>,
+    pub snapshot: Snapshot,
+    pub deck: Deck,
+    pub insecure_seed: u128,
+}
+
+fn recorded_snapshot(snapshot: &Snapshot) -> Vec<RecordedEntry> {
+    snapshot
+        .entries
+        .iter()
+        .map(|(key, entry)| RecordedEntry {
+            key: key.clone(),
+            value: entry.value.clone(),
+            revision: entry.revision,
+        })
+        .collect()
+}
+
+/// The snapshot a tape recorded.
+pub(super) fn snapshot_of(tape: &Tape) -> Snapshot {
+    Snapshot {
+        entries: tape
+            .snapshot
+            .iter()
+            .map(|entry| {
+                let value = Entry {
+                    value: entry.value.clone(),
+                    revision: entry.revision,
+                };
+                (entry.key.clone(), value)
+            })
+            .collect(),
+    }
+}
+
+pub(super) fn prepare(kernel: &Kernel, request: &ExecutionRequest) -> Result<Taped> {
+    if let Some(replay) = &request.replay {
+        let tape = &replay.tape;
+        let insecure_seed = tape.insecure_seed.parse().map_err(|_| {
+            Error::invalid_input(format!(
+                "the recording of {} has no readable insecure seed",
+                replay.of
+            ))
+        })?;
+        return Ok(Taped {
+            tools: Arc::new(replayed_registry(&tape.catalog)),
+            snapshot: snapshot_of(tape),
+            deck: Deck::Playing(replay.player.clone()),
+            insecure_seed,
+        });
+    }
+    let snapshot = kernel
+        .state
+        .snapshot(&request.session)
+        .map_err(|e| Error::from_source(e.code(), e))?;
+    let mut seed = [0; 16];
+    wasmtime_wasi::thread_rng().fill_bytes(&mut seed);
+    let insecure_seed = u128::from_le_bytes(seed);
+    let deck = match request.record {
+        RecordMode::Off => Deck::Off,
+        mode => Deck::Recording(Recorder::new(
+            mode,
+            request.limits.max_record_bytes,
+            Blobs::new(kernel.data_dir.blob_dir()),
+            Tape {
+                insecure_seed: insecure_seed.to_string(),
+                catalog: recorded_catalog(&kernel.tools),
+                snapshot: recorded_snapshot(&snapshot),
+                ..Tape::default()
+            },
+        )),
+    };
+    Ok(Taped {
+        tools: kernel.tools.clone(),
+        snapshot,
+        deck,
+        insecure_seed,
+    })
+}
+
+/// How `report` ended, by hashes.
+pub(super) fn outcome_of(report: &RunReport) -> RecordedOutcome {
+    let hash = |text: &str| sha256_hex(text.as_bytes());
+    RecordedOutcome {
+        status: report.status.as_str().to_string(),
+        error_code: report.error.as_ref().map(|e| e.code),
+        value_sha256: report.value.as_ref().map(|v| hash(&v.to_string())),
+        text_sha256: hash(&serde_json::Value::from(report.text.clone()).to_string()),
+        stdout_sha256: hash(&report.stdout),
+        stderr_sha256: hash(&report.stderr),
+        fuel_consumed: report.metrics.fuel_consumed,
+    }
+}
+
+/// The recorded run's tape, closed with its outcome (`None` when it was not recorded).
+pub(super) fn finish(deck: &Deck, report: &RunReport) -> Option<Tape> {
+    match deck {
+        Deck::Recording(recorder) => Some(recorder.finish(outcome_of(report))),
+        Deck::Off | Deck::Playing(_) => None,
+    }
+}

@@ -1,0 +1,507 @@
+//! Recording a run's nondeterministic inputs, and playing them back (SPEC §9).
+//!
+//! A [`Deck`] is shared by everything that answers the guest with something the world chose:
+//! the WASI clocks and random generators ([`wasi`]) and the nested tool calls
+//! (`tools::ToolCalls`). Recording, each answer is appended to the execution's [`Tape`] as it is
+//! given; playing, each is taken from the tape instead of the world, and the first request that
+//! does not match what was recorded is the divergence a replay reports. Clocks and random bytes
+//! are served from their own queues (a guest asks for them in the same order every time it does
+//! the same thing); tool calls must match in order, name and input hash.
+
+pub mod wasi;
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::error::ErrorCode;
+use crate::journal::{
+    BeginOutcome, Blobs, CompletionOutcome, RecordMode, RecordedOutcome, Tape, TapeEvent,
+};
+use crate::primitives::sha256_hex;
+
+/// What answers the guest: the world (recording or not) or a tape.
+#[derive(Clone, Default)]
+pub enum Deck {
+    /// The world, unrecorded.
+    #[default]
+    Off,
+    /// The world, recorded.
+    Recording(Recorder),
+    /// A tape.
+    Playing(Player),
+}
+
+/// The answer to a recorded `begin-call`, as the tools module gives it to the guest.
+pub type PlayedBegin = BeginOutcome;
+
+/// A completion taken from the tape: the call id and its response text or failure.
+pub type PlayedCompletion = (u64, Result<String, (ErrorCode, String)>);
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding it cannot leave a tape half-appended: every change is one push.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Appends what the world answered to a tape.
+#[derive(Clone)]
+pub struct Recorder(Arc<Mutex<Recording>>);
+
+struct Recording {
+    tape: Tape,
+    blobs: Blobs,
+    /// Bytes of responses and random data the tape may still keep.
+    budget_left: u64,
+    budget: u64,
+}
+
+impl Recorder {
+    /// A recorder for a run recorded in `mode`, keeping up to `budget` bytes of responses and
+    /// random data (responses in `blobs`). `tape` holds what is known at the start (seed,
+    /// catalog, snapshot).
+    pub fn new(mode: RecordMode, budget: u64, blobs: Blobs, tape: Tape) -> Self {
+        Recorder(Arc::new(Mutex::new(Recording {
+            tape: Tape { mode, ..tape },
+            blobs,
+            budget_left: budget,
+            budget,
+        })))
+    }
+
+    /// Takes `bytes` from the budget; past it, the tape stops being replayable and says why.
+    fn spend(recording: &mut Recording, bytes: u64) -> bool {
+        if recording.tape.not_replayable.is_some() {
+            return false;
+        }
+        if bytes > recording.budget_left {
+            recording.tape.not_replayable = Some(format!(
+                "its record budget (--max-record {} bytes) ran out",
+                recording.budget
+            ));
+            recording.tape.events.clear();
+            return false;
+        }
+        recording.budget_left -= bytes;
+        true
+    }
+
+    fn push(&self, event: TapeEvent, bytes: u64) {
+        let mut recording = lock(&self.0);
+        if Self::spend(&mut recording, bytes) {
+            recording.tape.events.push(event);
+        }
+    }
+
+    /// A wall-clock reading.
+    pub fn wall(&self, now: Duration) {
+        self.push(
+            TapeEvent::WallClock {
+                secs: now.as_secs(),
+                nanos: now.subsec_nanos(),
+            },
+            0,
+        );
+    }
+
+    /// A monotonic-clock reading.
+    pub fn monotonic(&self, nanos: u64) {
+        self.push(TapeEvent::Monotonic { nanos }, 0);
+    }
+
+    /// Random bytes handed out. A read of the same kind and length as the one just before
+    /// joins its event.
+    pub fn random(&self, bytes: &[u8], insecure: bool) {
+        let mut recording = lock(&self.0);
+        if !Self::spend(&mut recording, bytes.len() as u64) {
+            return;
+        }
+        let joins = match recording.tape.events.last() {
+            Some(TapeEvent::Random { hex, reads }) if !insecure => {
+                hex.len() / 2 == bytes.len() * (*reads as usize)
+            }
+            Some(TapeEvent::InsecureRandom { hex, reads }) if insecure => {
+                hex.len() / 2 == bytes.len() * (*reads as usize)
+            }
+            _ => false,
+        };
+        match recording.tape.events.last_mut() {
+            Some(TapeEvent::Random { hex, reads } | TapeEvent::InsecureRandom { hex, reads })
+                if joins =>
+            {
+                hex.push_str(&hex::encode(bytes));
+                *reads += 1;
+            }
+            _ => {
+                let hex = hex::encode(bytes);
+                recording.tape.events.push(if insecure {
+                    TapeEvent::InsecureRandom { hex, reads: 1 }
+                } else {
+                    TapeEvent::Random { hex, reads: 1 }
+                });
+            }
+        }
+    }
+
+    /// A `begin-call` and what it answered.
+    pub fn begin(&self, name: &str, input: &str, outcome: BeginOutcome) {
+        self.push(
+            TapeEvent::Begin {
+                name: name.to_string(),
+                input_sha256: sha256_hex(input.as_bytes()),
+                outcome,
+            },
+            0,
+        );
+    }
+
+    /// A completion handed to the guest. A response is kept in the blob store when the tape is
+    /// `full` and its budget allows.
+    pub fn complete(&self, id: u64, outcome: Result<&str, (ErrorCode, &str)>) {
+        let mut recording = lock(&self.0);
+        let event = match outcome {
+            Ok(response) => {
+                let bytes = response.len() as u64;
+                let sha256 = if recording.tape.mode == RecordMode::Full {
+                    if !Self::spend(&mut recording, bytes) {
+                        return;
+                    }
+                    match recording.blobs.put(response.as_bytes()) {
+                        Ok(sha256) => sha256,
+                        Err(error) => {
+                            recording.tape.not_replayable =
+                                Some(format!("a tool response could not be kept: {error}"));
+                            recording.tape.events.clear();
+                            return;
+                        }
+                    }
+                } else {
+                    sha256_hex(response.as_bytes())
+                };
+                CompletionOutcome::Response { sha256, bytes }
+            }
+            Err((code, message)) => CompletionOutcome::Failed {
+                code,
+                message: message.to_string(),
+            },
+        };
+        if recording.tape.not_replayable.is_none() {
+            recording
+                .tape
+                .events
+                .push(TapeEvent::Complete { id, outcome: event });
+        }
+    }
+
+    /// The tape, closed with how the run ended.
+    pub fn finish(&self, outcome: RecordedOutcome) -> Tape {
+        let mut recording = lock(&self.0);
+        let mut tape = std::mem::take(&mut recording.tape);
+        tape.outcome = Some(outcome);
+        tape
+    }
+}
+
+/// Serves a tape back to the guest.
+#[derive(Clone)]
+pub struct Player(Arc<Mutex<Playing>>);
+
+struct Playing {
+    blobs: Blobs,
+    wall: VecDeque<(usize, Duration)>,
+    monotonic: VecDeque<(usize, u64)>,
+    random: VecDeque<(usize, Vec<u8>)>,
+    insecure: VecDeque<(usize, Vec<u8>)>,
+    /// Begins and completions, in the order the guest met them.
+    calls: VecDeque<(usize, TapeEvent)>,
+    /// Calls begun and not yet completed.
+    in_flight: HashSet<u64>,
+    /// Tool calls begun so far (1-based positions in divergence messages).
+    begun: u32,
+    divergence: Option<String>,
+    trace: Vec<String>,
+    /// Record the trace (`replay --trace`).
+    tracing: bool,
+}
+
+impl Player {
+    /// A player of `tape`'s events, with tool responses read from `blobs`.
+    pub fn new(tape: &Tape, blobs: Blobs, tracing: bool) -> Self {
+        let mut playing = Playing {
+            blobs,
+            wall: VecDeque::new(),
+            monotonic: VecDeque::new(),
+            random: VecDeque::new(),
+            insecure: VecDeque::new(),
+            calls: VecDeque::new(),
+            in_flight: HashSet::new(),
+            begun: 0,
+            divergence: None,
+            trace: Vec::new(),
+            tracing,
+        };
+        for (at, event) in tape.events.iter().enumerate() {
+            match event {
+                TapeEvent::WallClock { secs, nanos } => {
+                    playing.wall.push_back((at, Duration::new(*secs, *nanos)))
+                }
+                TapeEvent::Monotonic { nanos } => playing.monotonic.push_back((at, *nanos)),
+                TapeEvent::Random { hex, reads } => {
+                    split_reads(&mut playing.random, at, hex, *reads);
+                }
+                TapeEvent::InsecureRandom { hex, reads } => {
+                    split_reads(&mut playing.insecure, at, hex, *reads);
+                }
+                TapeEvent::Begin { .. } | TapeEvent::Complete { .. } => {
+                    playing.calls.push_back((at, event.clone()))
+                }
+            }
+        }
+        Player(Arc::new(Mutex::new(playing)))
+    }
+
+    fn diverge(playing: &mut Playing, why: String) {
+        if playing.divergence.is_none() {
+            playing.trace.push(format!("DIVERGED: {why}"));
+            playing.divergence = Some(why);
+        }
+    }
+
+    fn played(playing: &mut Playing, at: usize, line: impl FnOnce() -> String) {
+        if playing.tracing {
+            let line = line();
+            playing.trace.push(format!("#{:<5} {line}", at + 1));
+        }
+    }
+
+    /// The first request that did not match the tape, if any.
+    pub fn divergence(&self) -> Option<String> {
+        lock(&self.0).divergence.clone()
+    }
+
+    /// Notes a divergence found outside the guest's requests (the result differs, ...).
+    pub fn note_divergence(&self, why: String) {
+        Self::diverge(&mut lock(&self.0), why);
+    }
+
+    /// The timeline of what was served (with `tracing`).
+    pub fn trace(&self) -> Vec<String> {
+        lock(&self.0).trace.clone()
+    }
+
+    /// What the tape still holds that the guest never asked for, if anything.
+    pub fn unplayed(&self) -> Option<String> {
+        let playing = lock(&self.0);
+        let left = [
+            ("tool call events", playing.calls.len()),
+            ("wall-clock readings", playing.wall.len()),
+            ("monotonic-clock readings", playing.monotonic.len()),
+            ("random reads", playing.random.len()),
+            ("insecure random reads", playing.insecure.len()),
+        ];
+        let left: Vec<String> = left
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect();
+        (!left.is_empty())
+            .then(|| format!("the replay ended with {} not asked for", left.join(", ")))
+    }
+
+    /// The next wall-clock reading (`live` once the tape has none left: a divergence).
+    pub fn wall(&self, live: Duration) -> Duration {
+        let mut playing = lock(&self.0);
+        match playing.wall.pop_front() {
+            Some((at, now)) => {
+                Self::played(&mut playing, at, || {
+                    format!(
+                        "wall clock -> {}.{:09} s",
+                        now.as_secs(),
+                        now.subsec_nanos()
+                    )
+                });
+                now
+            }
+            None => {
+                Self::diverge(
+                    &mut playing,
+                    "the guest read the wall clock more often than the recorded run".into(),
+                );
+                live
+            }
+        }
+    }
+
+    /// The next monotonic-clock reading.
+    pub fn monotonic(&self, live: u64) -> u64 {
+        let mut playing = lock(&self.0);
+        match playing.monotonic.pop_front() {
+            Some((at, nanos)) => {
+                Self::played(&mut playing, at, || {
+                    format!("monotonic clock -> {nanos} ns")
+                });
+                nanos
+            }
+            None => {
+                Self::diverge(
+                    &mut playing,
+                    "the guest read the monotonic clock more often than the recorded run".into(),
+                );
+                live
+            }
+        }
+    }
+
+    /// Fills `buffer` with the next recorded random bytes; `false` (a divergence) when the tape
+    /// has none of that length left, and the caller fills it live.
+    pub fn random(&self, buffer: &mut [u8], insecure: bool) -> bool {
+        let mut playing = lock(&self.0);
+        let queue = if insecure {
+            &mut playing.insecure
+        } else {
+            &mut playing.random
+        };
+        match queue.pop_front() {
+            Some((at, bytes)) if bytes.len() == buffer.len() => {
+                buffer.copy_from_slice(&bytes);
+                Self::played(&mut playing, at, || {
+                    format!(
+                        "{}random -> {} bytes",
+                        if insecure { "insecure " } else { "" },
+                        bytes.len()
+                    )
+                });
+                true
+            }
+            Some((at, bytes)) => {
+                Self::diverge(
+                    &mut playing,
+                    format!(
+                        "event {}: the guest asked for {} random bytes, the recorded run for {}",
+                        at + 1,
+                        buffer.len(),
+                        bytes.len()
+                    ),
+                );
+                false
+            }
+            None => {
+                Self::diverge(
+                    &mut playing,
+                    "the guest read more random bytes than the recorded run".into(),
+                );
+                false
+            }
+        }
+    }
+
+    /// Answers a `begin-call` from the tape. `Err` is the divergence: the guest asked for
+    /// another call than the recorded run did.
+    pub fn begin(&self, name: &str, input: &str) -> Result<PlayedBegin, String> {
+        let mut playing = lock(&self.0);
+        playing.begun += 1;
+        let position = playing.begun;
+        let asked = sha256_hex(input.as_bytes());
+        let next = playing.calls.pop_front();
+        let why = match next {
+            Some((
+                at,
+                TapeEvent::Begin {
+                    name: recorded,
+                    input_sha256,
+                    outcome,
+                },
+            )) => {
+                if recorded == name && input_sha256 == asked {
+                    if let BeginOutcome::Started { id } = outcome {
+                        playing.in_flight.insert(id);
+                    }
+                    let event = TapeEvent::Begin {
+                        name: recorded,
+                        input_sha256,
+                        outcome: outcome.clone(),
+                    };
+                    Self::played(&mut playing, at, || event.describe());
+                    return Ok(outcome);
+                }
+                format!(
+                    "call {position}: recorded `{recorded}` input sha256 {}, replay asked `{name}` input sha256 {}",
+                    short(&input_sha256),
+                    short(&asked)
+                )
+            }
+            Some((_, TapeEvent::Complete { id, .. })) => format!(
+                "call {position}: the replay began `{name}` where the recorded run waited for call {id} to finish"
+            ),
+            Some(_) | None => format!(
+                "call {position}: the replay began `{name}` (input sha256 {}), the recorded run made no more calls",
+                short(&asked)
+            ),
+        };
+        Self::diverge(&mut playing, why.clone());
+        Err(why)
+    }
+
+    /// Answers a `wait-any` from the tape: `Ok(None)` when nothing is in flight (as the host
+    /// answers), `Err` on a divergence.
+    pub fn wait_any(&self) -> Result<Option<PlayedCompletion>, String> {
+        let mut playing = lock(&self.0);
+        if playing.in_flight.is_empty() {
+            return Ok(None);
+        }
+        let why = match playing.calls.pop_front() {
+            Some((at, TapeEvent::Complete { id, outcome })) if playing.in_flight.remove(&id) => {
+                let event = TapeEvent::Complete {
+                    id,
+                    outcome: outcome.clone(),
+                };
+                Self::played(&mut playing, at, || event.describe());
+                match outcome {
+                    CompletionOutcome::Response { sha256, .. } => {
+                        match playing.blobs.get(&sha256) {
+                            Ok(bytes) => match String::from_utf8(bytes) {
+                                Ok(text) => return Ok(Some((id, Ok(text)))),
+                                Err(_) => format!("call {id}: its recorded response is not text"),
+                            },
+                            Err(error) => format!("call {id}: its recorded response: {error}"),
+                        }
+                    }
+                    CompletionOutcome::Failed { code, message } => {
+                        return Ok(Some((id, Err((code, message)))));
+                    }
+                }
+            }
+            Some((_, TapeEvent::Begin { name, .. })) => format!(
+                "the replay waited for a call to finish where the recorded run began `{name}`"
+            ),
+            Some((_, TapeEvent::Complete { id, .. })) => {
+                format!("the recorded run's call {id} finished, which the replay never began")
+            }
+            Some(_) | None => {
+                "the replay waited for a call the recorded run never saw finish".to_string()
+            }
+        };
+        Self::diverge(&mut playing, why.clone());
+        Err(why)
+    }
+}
+
+/// Queues the `reads` equal reads of one random event.
+fn split_reads(queue: &mut VecDeque<(usize, Vec<u8>)>, at: usize, hex: &str, reads: u32) {
+    let bytes = hex::decode(hex).unwrap_or_default();
+    let reads = (reads.max(1)) as usize;
+    let size = bytes.len() / reads;
+    if size == 0 {
+        queue.extend(std::iter::repeat_n((at, Vec::new()), reads));
+        return;
+    }
+    queue.extend(bytes.chunks(size).map(|chunk| (at, chunk.to_vec())));
+}
+
+fn short(sha256: &str) -> &str {
+    &sha256[..sha256.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests;

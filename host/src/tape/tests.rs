@@ -1,0 +1,127 @@
+use super::*;
+
+fn recorder(dir: &std::path::Path, budget: u64) -> (Recorder, Blobs) {
+    let blobs = Blobs::new(dir.join("blobs"));
+    let recorder = Recorder::new(RecordMode::Full, budget, blobs.clone(), Tape::default());
+    (recorder, blobs)
+}
+
+fn outcome() -> RecordedOutcome {
+    RecordedOutcome {
+        status: "succeeded".into(),
+        error_code: None,
+        value_sha256: None,
+        text_sha256: String::new(),
+        stdout_sha256: String::new(),
+        stderr_sha256: String::new(),
+        fuel_consumed: None,
+    }
+}
+
+#[test]
+fn what_was_recorded_plays_back_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, blobs) = recorder(dir.path(), 1 << 20);
+    recorder.wall(Duration::new(5, 7));
+    recorder.random(&[1, 2, 3], false);
+    recorder.random(&[4, 5, 6], false);
+    recorder.begin("sleep", "{\"ms\":30}", BeginOutcome::Started { id: 1 });
+    recorder.begin("sleep", "{\"ms\":1}", BeginOutcome::Started { id: 2 });
+    recorder.complete(2, Ok("{\"slept\":1}"));
+    recorder.complete(1, Err((ErrorCode::ToolFailed, "late")));
+    let tape = recorder.finish(outcome());
+
+    let player = Player::new(&tape, blobs, true);
+    assert_eq!(player.wall(Duration::ZERO), Duration::new(5, 7));
+    assert_eq!(tape.events.len(), 6, "two reads of 3 bytes are one event");
+    let mut bytes = [0; 3];
+    assert!(player.random(&mut bytes, false));
+    assert_eq!(bytes, [1, 2, 3]);
+    assert!(player.random(&mut bytes, false));
+    assert_eq!(bytes, [4, 5, 6]);
+    assert_eq!(
+        player.begin("sleep", "{\"ms\":30}"),
+        Ok(BeginOutcome::Started { id: 1 })
+    );
+    assert_eq!(
+        player.begin("sleep", "{\"ms\":1}"),
+        Ok(BeginOutcome::Started { id: 2 })
+    );
+    assert_eq!(
+        player.wait_any(),
+        Ok(Some((2, Ok("{\"slept\":1}".to_string()))))
+    );
+    assert_eq!(
+        player.wait_any(),
+        Ok(Some((1, Err((ErrorCode::ToolFailed, "late".to_string())))))
+    );
+    assert_eq!(player.wait_any(), Ok(None), "nothing in flight");
+    assert_eq!(player.divergence(), None);
+    assert_eq!(player.unplayed(), None);
+    assert_eq!(player.trace().len(), 7);
+}
+
+#[test]
+fn another_call_than_the_recorded_one_is_the_divergence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, blobs) = recorder(dir.path(), 1 << 20);
+    recorder.begin("fs.write", "{}", BeginOutcome::Started { id: 1 });
+    let tape = recorder.finish(outcome());
+    let player = Player::new(&tape, blobs, false);
+    let why = player.begin("fs.read", "{}").expect_err("diverges");
+    assert!(
+        why.starts_with("call 1: recorded `fs.write` input sha256")
+            && why.contains("replay asked `fs.read`"),
+        "{why}"
+    );
+    assert_eq!(player.divergence(), Some(why));
+}
+
+#[test]
+fn an_altered_response_blob_is_found() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, blobs) = recorder(dir.path(), 1 << 20);
+    recorder.begin("echo", "{}", BeginOutcome::Started { id: 1 });
+    recorder.complete(1, Ok("{\"a\":1}"));
+    let tape = recorder.finish(outcome());
+    let TapeEvent::Complete {
+        outcome: CompletionOutcome::Response { sha256, .. },
+        ..
+    } = &tape.events[1]
+    else {
+        panic!("{tape:?}");
+    };
+    std::fs::write(dir.path().join("blobs").join(sha256), "{\"a\":2}").expect("alter");
+    let player = Player::new(&tape, blobs, false);
+    player.begin("echo", "{}").expect("same call");
+    let why = player.wait_any().expect_err("altered");
+    assert!(why.contains("was altered"), "{why}");
+}
+
+#[test]
+fn past_its_budget_a_tape_says_it_cannot_be_replayed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, _) = recorder(dir.path(), 10);
+    recorder.begin("echo", "{}", BeginOutcome::Started { id: 1 });
+    recorder.complete(1, Ok("{\"long\":\"more than ten bytes\"}"));
+    recorder.wall(Duration::ZERO);
+    let tape = recorder.finish(outcome());
+    assert!(tape.events.is_empty());
+    let why = tape.not_replayable.expect("not replayable");
+    assert!(why.contains("--max-record 10 bytes"), "{why}");
+}
+
+#[test]
+fn reading_more_than_was_recorded_diverges_but_still_answers() {
+    let player = Player::new(&Tape::default(), Blobs::new("/nonexistent"), false);
+    assert_eq!(player.monotonic(42), 42);
+    let mut bytes = [0; 4];
+    assert!(!player.random(&mut bytes, true));
+    assert!(
+        player
+            .divergence()
+            .is_some_and(|why| why.contains("monotonic clock")),
+        "{:?}",
+        player.divergence()
+    );
+}
