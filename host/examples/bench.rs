@@ -1,7 +1,8 @@
 //! Measures forge-host through its library API and prints one JSON object (milliseconds unless
 //! the key says otherwise): engine compile and cached load, warm per-execution overhead,
 //! throughput at 8 concurrent runs, memory per concurrent sleeping run, CPU-bound scripts with
-//! fuel metering on and off, and tool-call round trips, for every engine. `cargo xtask bench`
+//! fuel metering on and off, and tool-call round trips, for every engine, and what recording
+//! for replay costs (the same runs with `--record off`). `cargo xtask bench`
 //! runs it next to the peers.
 //!
 //! Usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR
@@ -217,6 +218,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "library_return_1_p50_ms".into(),
         json!(time_runs(&kernel, &js("return 1"), 300).await?),
     );
+    let mut unrecorded = js("return 1");
+    unrecorded.record = forge_host::journal::RecordMode::Off;
+    out.insert(
+        "library_return_1_record_off_p50_ms".into(),
+        json!(time_runs(&kernel, &unrecorded, 300).await?),
+    );
     out.insert(
         "sandbox_alone_return_1_p50_ms".into(),
         json!(sandbox_alone(&kernel, "javascript-quickjs", "return 1", 1000).await?),
@@ -283,11 +290,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "echo_calls_1000_ms".into(),
         json!(time_runs(&kernel, &calls, 5).await?),
     );
+    let mut calls_unrecorded = calls.clone();
+    calls_unrecorded.record = forge_host::journal::RecordMode::Off;
+    out.insert(
+        "echo_calls_1000_record_off_ms".into(),
+        json!(time_runs(&kernel, &calls_unrecorded, 5).await?),
+    );
 
     let result_one = py("import forge\nforge.result(1)\n");
     out.insert(
         "python_library_result_1_p50_ms".into(),
         json!(time_runs(&kernel, &result_one, 100).await?),
+    );
+    let mut result_one_unrecorded = result_one.clone();
+    result_one_unrecorded.record = forge_host::journal::RecordMode::Off;
+    out.insert(
+        "python_library_result_1_record_off_p50_ms".into(),
+        json!(time_runs(&kernel, &result_one_unrecorded, 100).await?),
     );
     let sum = py("import forge\nforge.result(sum(range(10**6)))\n");
     out.insert(

@@ -245,6 +245,16 @@ pub enum HostStop {
     /// In a replay, the guest asked for a call the recorded run did not make.
     #[error("the replay diverged: {0}")]
     ReplayDiverged(String),
+    /// A call needs a person's approval and there is nobody to ask now: the run pauses.
+    #[error("`{tool}` ({effect} effect) needs approval: {reason}")]
+    ApprovalRequired {
+        /// The tool.
+        tool: String,
+        /// Its effect's name.
+        effect: &'static str,
+        /// Why the policy would not let it run.
+        reason: String,
+    },
 }
 
 impl HostStop {
@@ -254,6 +264,7 @@ impl HostStop {
             HostStop::ToolBudget { .. } => ErrorCode::ToolBudget,
             HostStop::ProtocolViolation(_) => ErrorCode::ProtocolViolation,
             HostStop::ReplayDiverged(_) => ErrorCode::ReplayDiverged,
+            HostStop::ApprovalRequired { .. } => ErrorCode::ApprovalRequired,
         }
     }
 }

@@ -56,6 +56,18 @@ pub struct Policy {
     pub ask: bool,
 }
 
+/// A person's answer to a paused run's pending call (`resume --approve|--deny`): it applies to
+/// the first call of that tool with that input which the policy would put to a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    /// The tool.
+    pub tool: String,
+    /// sha256 of the input text.
+    pub input_sha256: String,
+    /// Approved, or denied.
+    pub approve: bool,
+}
+
 /// The gate's answer for one call, with why: the journal keeps the reason of every decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {

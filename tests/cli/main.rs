@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `forge-host` binary running real engine components.
 //! The engines must be built first (`cargo xtask test` does it).
 
+mod approval;
 mod boundary;
 mod compression;
 mod conformance;

@@ -174,18 +174,17 @@ return out;"#;
 }
 
 #[test]
-fn ask_without_a_terminal_denies_and_says_why() {
+fn ask_without_a_terminal_pauses_the_run_instead_of_denying() {
+    // Issue 15: with nobody to ask, the call waits for `resume`; the script cannot catch it.
     let sandbox = with_workspace();
     let ws = sandbox.dir.path().join("ws");
     let run = sandbox.run_js(
         "try { await tools.call('workspace.write', {path: 'a.txt', content: 'x'}); return 'ran'; } catch (e) { return e.message; }",
         &args!["--workspace", &ws, "--ask"],
     );
-    let message = run.assert_succeeded()["value"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(message.contains("no terminal"), "{message}");
+    assert_eq!(run.status(), "paused", "{}", run.stdout());
+    assert_eq!(run.error_code(), "APPROVAL_REQUIRED");
+    assert_eq!(run.report()["pending"]["tool"], "workspace.write");
     assert!(!ws.join("a.txt").exists());
 }
 

@@ -444,6 +444,28 @@ const VALUES: [(&str, &str); 11] = [
     ("Pyodide: cold load in Node", "pyodide_cold_load_ms"),
 ];
 
+/// (measure, our key, peer, peer key): recording for replay against the same run unrecorded.
+const RECORD_ROWS: [(&str, &str, &str, &str); 3] = [
+    (
+        "warm `return 1`, recorded (`--record full`, the default)",
+        "library_return_1_p50_ms",
+        "the same, `--record off`",
+        "library_return_1_record_off_p50_ms",
+    ),
+    (
+        "1000 sequential `echo` calls, recorded",
+        "echo_calls_1000_ms",
+        "the same, `--record off`",
+        "echo_calls_1000_record_off_ms",
+    ),
+    (
+        "warm Python `forge.result(1)`, recorded",
+        "python_library_result_1_p50_ms",
+        "the same, `--record off`",
+        "python_library_result_1_record_off_p50_ms",
+    ),
+];
+
 fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)]) -> String {
     let mut text = String::from("# Benchmarks\n\n");
     text.push_str(&format!(
@@ -459,6 +481,10 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         (
             "Python with numpy and pandas (python-science)",
             &SCIENCE_ROWS[..],
+        ),
+        (
+            "Recording for replay (`forge-host replay`)",
+            &RECORD_ROWS[..],
         ),
     ] {
         text.push_str(&format!("## {title}\n\n{TABLE_HEAD}"));

@@ -1,6 +1,6 @@
 //! `--ask` on a terminal: a call the policy would deny is put to the person at the keyboard,
-//! y/N, with the bar out of the way. Without a terminal there is nobody to ask, and the call is
-//! denied (a later issue adds pausing instead).
+//! y/N, with the bar out of the way. Without a terminal there is nobody to ask: the run pauses at
+//! the call, for `forge-host resume ID --approve|--deny`.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;

@@ -19,6 +19,7 @@ mod packages;
 mod progress;
 mod replay;
 mod rerun;
+mod resume;
 mod run;
 mod state;
 mod tool_sources;
@@ -72,6 +73,9 @@ enum Command {
     /// Replay a recorded execution bit for bit (no tool runs, nothing is committed or
     /// published) and say whether it did exactly the same.
     Replay(replay::ReplayArgs),
+    /// Continue a paused run (it stopped at a call that needs approval): approve or deny the
+    /// pending call; nothing before the pause runs twice.
+    Resume(resume::ResumeArgs),
     /// What ran, how it ended, and its nested calls.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
@@ -122,6 +126,7 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(&cli.data, *args).await,
             Command::Rerun(args) => rerun::run(&cli.data, args).await,
             Command::Replay(args) => replay::run(&cli.data, args).await,
+            Command::Resume(args) => resume::run(&cli.data, args).await,
             Command::Journal(command) => journal::run(&cli.data, command),
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),

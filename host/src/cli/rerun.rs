@@ -41,7 +41,7 @@ pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode
             .await?;
         let mut request = kernel.rerun(&args.id)?;
         request.out_dir = args.out.clone();
-        let report = execute(&kernel, request, args.json).await;
+        let report = execute(&kernel, request, args.json, true).await;
         drop(sources);
         report
     }

@@ -71,9 +71,11 @@ pub struct RunArgs {
     pub sources: ToolSourceArgs,
     #[command(flatten)]
     pub gate: GateFlags,
-    /// On a terminal, ask y/N before a call the policy would deny (no terminal: it is denied)
-    #[arg(long)]
-    pub ask: bool,
+    /// Put a call the policy would deny to a person instead: on a terminal, y/N; without one,
+    /// or with --ask=pause, the run pauses there (status paused, APPROVAL_REQUIRED) until
+    /// `forge-host resume ID --approve|--deny`
+    #[arg(long, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "terminal")]
+    pub ask: Option<AskMode>,
     /// The package lock a Python script's imports are mounted from (`forge-host packages add
     /// --lock FILE` writes one) [default: the data directory's]
     #[arg(long, value_name = "FILE")]
@@ -89,6 +91,15 @@ fn parse_record(text: &str) -> Result<RecordMode, String> {
         .into_iter()
         .find(|mode| mode.as_str() == text)
         .ok_or_else(|| format!("`{text}` is not one of full, hashes, off"))
+}
+
+/// How `--ask` puts a call to a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AskMode {
+    /// On this terminal (y/N); without one, the run pauses.
+    Terminal,
+    /// The run pauses at the call, to be resumed (`forge-host resume ID --approve|--deny`).
+    Pause,
 }
 
 /// A script language named on the command line.
@@ -133,7 +144,8 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
             .tools(sources.registry.clone())
             .build()
             .await?;
-        let report = execute(&kernel, request, args.json).await;
+        let on_terminal = args.ask == Some(AskMode::Terminal);
+        let report = execute(&kernel, request, args.json, on_terminal).await;
         // The servers end here, before the report is printed.
         drop(sources);
         // The process ends next, and the journal and state are committed: unmapping every
@@ -195,7 +207,8 @@ fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
     Ok(ExecutionRequest {
         engine: args.engine.clone(),
         limits: args.limits.limits(args.config.as_deref())?,
-        policy: args.gate.policy(args.ask),
+        policy: args.gate.policy(args.ask.is_some()),
+        tool_sources: Some(args.sources.recorded()),
         session: args.session.clone().unwrap_or_else(default_session),
         inputs: args.inputs.clone(),
         out_dir: args.out.clone(),
@@ -217,6 +230,7 @@ pub(super) async fn execute(
     kernel: &Kernel,
     mut request: ExecutionRequest,
     json: bool,
+    ask_on_terminal: bool,
 ) -> anyhow::Result<RunReport> {
     let cancel = CancelHandle::new();
     let on_ctrl_c = cancel.clone();
@@ -226,7 +240,7 @@ pub(super) async fn execute(
         }
     });
     let printer = Printer::new(json);
-    if request.policy.ask {
+    if request.policy.ask && ask_on_terminal {
         request.asker = super::ask::terminal_asker(&printer);
     }
     request.events = Some(printer.sink());
@@ -275,6 +289,17 @@ fn print_report(report: &RunReport, json: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(dir) = &report.job_dir {
             writeln!(stderr, "job folder kept at {dir}")?;
+        }
+        if let Some(pending) = &report.pending {
+            writeln!(
+                stderr,
+                "paused: the script calls `{}` ({} effect) with {}\n  {}\n  resume it: forge-host resume {} --approve (or --deny)",
+                pending.tool,
+                pending.effect.as_str(),
+                pending.input,
+                pending.reason,
+                report.id
+            )?;
         }
         if let Some(why) = &report.not_replayable {
             writeln!(stderr, "note: this run cannot be replayed: {why}")?;

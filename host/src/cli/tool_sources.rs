@@ -8,7 +8,8 @@ use forge_host::tools::mcp::{self, ConnectOptions, McpServers};
 use forge_host::tools::{ToolRegistry, workspace};
 
 /// Where tools come from besides the built-in ones.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ToolSourceArgs {
     /// Adds the workspace tools (workspace.read, .list, .search: read; .write, .delete: write),
     /// rooted at DIR; no path leads out of it
@@ -38,6 +39,18 @@ pub struct ToolSources {
 }
 
 impl ToolSourceArgs {
+    /// These sources as the journal keeps them for `resume`, folders made absolute (an MCP
+    /// command's own relative arguments stay as typed, relative to where it is resumed).
+    pub fn recorded(&self) -> serde_json::Value {
+        let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        let sources = ToolSourceArgs {
+            workspace: self.workspace.as_ref().map(absolute),
+            mcp_config: self.mcp_config.iter().map(absolute).collect(),
+            ..self.clone()
+        };
+        serde_json::to_value(sources).unwrap_or_default()
+    }
+
     /// Starts the MCP servers and builds the catalog; a server that cannot start within 10 s
     /// is an `INVALID_INPUT` error naming it, with the end of its stderr.
     pub async fn connect(&self, max_response_bytes: u64) -> Result<ToolSources, Error> {

@@ -201,13 +201,20 @@ impl EngineRegistry {
             for pinned in lock.engines {
                 match registry.verify(dir, &pinned).await {
                     Ok(entry) => {
-                        let duplicate = registry
+                        let earlier = registry
                             .entries
-                            .iter()
-                            .any(|e| e.description.id == entry.description.id);
-                        // The first directory wins, so `FORGE_HOST_ENGINES_DIR` can override.
-                        if !duplicate {
-                            registry.entries.push(entry);
+                            .iter_mut()
+                            .find(|e| e.description.id == entry.description.id);
+                        match earlier {
+                            // The first directory wins, so `FORGE_HOST_ENGINES_DIR` can
+                            // override; the same component registered again (`engines add`)
+                            // still says how it did on the conformance kit.
+                            Some(earlier) => {
+                                if earlier.sha256 == entry.sha256 && earlier.conformance.is_none() {
+                                    earlier.conformance = entry.conformance;
+                                }
+                            }
+                            None => registry.entries.push(entry),
                         }
                     }
                     Err(error) => registry.problems.push(error.message),

@@ -20,6 +20,7 @@ mod blobs;
 mod group;
 mod owner;
 mod reconcile;
+mod resume;
 mod schema;
 mod store;
 mod tape;
@@ -27,9 +28,10 @@ mod tapes;
 
 pub use blobs::{BlobError, Blobs};
 pub use owner::Owner;
+pub use resume::ResumeRefused;
 pub use schema::{
     CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Metrics,
-    PublishedFile, SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
+    PendingApproval, PublishedFile, SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};
 pub use tape::{
@@ -70,6 +72,8 @@ pub struct Closing {
     pub passed: Vec<ExecutionState>,
     /// The replay record, unless recording was off.
     pub tape: Option<Tape>,
+    /// For a paused run, the call waiting for approval.
+    pub pending: Option<PendingApproval>,
 }
 
 /// A journal operation that failed.

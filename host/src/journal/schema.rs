@@ -101,11 +101,14 @@ pub enum ExecutionState {
     Cancelled,
     /// Stopped by its deadline.
     TimedOut,
+    /// Stopped at a tool call that needs a person's approval (`APPROVAL_REQUIRED`); `resume`
+    /// continues it in a new execution.
+    Paused,
 }
 
 impl ExecutionState {
     /// Every state, in lifecycle order.
-    pub const ALL: [ExecutionState; 9] = [
+    pub const ALL: [ExecutionState; 10] = [
         ExecutionState::Validating,
         ExecutionState::Preparing,
         ExecutionState::Running,
@@ -115,6 +118,7 @@ impl ExecutionState {
         ExecutionState::Failed,
         ExecutionState::Cancelled,
         ExecutionState::TimedOut,
+        ExecutionState::Paused,
     ];
 
     /// Whether this state ends the execution.
@@ -125,6 +129,7 @@ impl ExecutionState {
                 | ExecutionState::Failed
                 | ExecutionState::Cancelled
                 | ExecutionState::TimedOut
+                | ExecutionState::Paused
         )
     }
 
@@ -140,6 +145,7 @@ impl ExecutionState {
             ExecutionState::Failed => "failed",
             ExecutionState::Cancelled => "cancelled",
             ExecutionState::TimedOut => "timed_out",
+            ExecutionState::Paused => "paused",
         }
     }
 
@@ -159,6 +165,8 @@ impl ExecutionState {
             | (Collecting, Committing) => true,
             // The host's own stops and failures end an execution from wherever it is.
             (_, Failed) | (_, Cancelled) | (_, TimedOut) => true,
+            // A call that needs approval stops the guest where it runs.
+            (Running | Collecting, Paused) => true,
             (Committing, Succeeded) => true,
             _ => false,
         }
@@ -347,6 +355,35 @@ pub struct ExecutionRecord {
     /// For a replay: the execution it replayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<String>,
+    /// For a paused run: the call waiting for approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingApproval>,
+    /// For a resumed run: the paused execution it continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<String>,
+    /// For a paused run: the execution that resumed it (set once; a resume killed mid-way is
+    /// reconciled and clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_by: Option<String>,
+    /// Where its tools came from, as the caller described them (the command line's
+    /// `--workspace`, `--mcp`, ...), so that `resume` can connect the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_sources: Option<serde_json::Value>,
+}
+
+/// A tool call that waits for a person's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The tool.
+    pub tool: String,
+    /// Its effect.
+    pub effect: Effect,
+    /// The input the script gave it, shown to the approver.
+    pub input: serde_json::Value,
+    /// sha256 of the input text as the guest sent it.
+    pub input_sha256: String,
+    /// Why it needs approval.
+    pub reason: String,
 }
 
 impl ExecutionRecord {
@@ -408,6 +445,10 @@ mod tests {
             outputs: Vec::new(),
             owner: Owner::current(),
             replay_of: None,
+            pending: None,
+            resumes: None,
+            resumed_by: None,
+            tool_sources: None,
         };
         assert_eq!(record.limits().memory_bytes, 64 << 20);
     }

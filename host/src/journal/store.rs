@@ -297,7 +297,7 @@ pub(super) fn create_in(
 /// Applies `change` to execution `id` inside `write`, after checking that every state in `path`
 /// is allowed in turn from where the record is now (compare-and-set). The checks come before any
 /// write, as in [`create_in`]; `change` must fail, if at all, before it writes.
-fn update_in(
+pub(super) fn update_in(
     write: &redb::WriteTransaction,
     id: &str,
     path: &[ExecutionState],
@@ -371,6 +371,7 @@ pub(super) fn close_in(
         record.metrics = closing.metrics;
         record.out_dir = closing.out_dir;
         record.outputs = closing.outputs;
+        record.pending = closing.pending;
         // Closed whole: the mark of its state commit is no longer needed.
         write
             .open_table(STATE_COMMITS)

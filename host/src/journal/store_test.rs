@@ -39,12 +39,17 @@ fn record(id: &str, owner: Owner) -> ExecutionRecord {
         outputs: Vec::new(),
         owner,
         replay_of: None,
+        pending: None,
+        resumes: None,
+        resumed_by: None,
+        tool_sources: None,
     }
 }
 
 fn closing(status: ExecutionState) -> Closing {
     Closing {
         tape: None,
+        pending: None,
         status,
         error: None,
         metrics: None,

@@ -101,7 +101,19 @@ fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
         out_dir: None,
         outputs: Vec::new(),
         owner: Owner::current(),
-        replay_of: request.replay.as_ref().map(|r| r.of.clone()),
+        replay_of: request
+            .replay
+            .as_ref()
+            .filter(|r| r.is_replay())
+            .map(|r| r.of.clone()),
+        pending: None,
+        resumes: request
+            .replay
+            .as_ref()
+            .filter(|r| !r.is_replay())
+            .map(|r| r.of.clone()),
+        resumed_by: None,
+        tool_sources: request.tool_sources.clone(),
     }
 }
 
@@ -117,7 +129,7 @@ fn step(record: &mut ExecutionRecord, state: ExecutionState) {
 pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport> {
     let started = Instant::now();
     let started_at = now_utc();
-    let id = new_execution_id();
+    let id = request.id.clone().unwrap_or_else(new_execution_id);
     let mut life = Lifecycle::default();
     validate(&request)?;
     let entry = choose_engine(kernel, &request)?;
@@ -230,6 +242,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
                 outputs: report.outputs.clone(),
                 passed: passed_through(&life, report.status),
                 tape,
+                pending: report.pending.clone(),
             },
         )
         .await?;
@@ -334,6 +347,7 @@ async fn prepare(
             events: Some(facts.events.clone()),
             deck: taped.deck.clone(),
             insecure_seed: taped.insecure_seed,
+            approval: request.replay.as_ref().and_then(|r| r.resume.clone()),
         },
     )?;
     let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
@@ -373,7 +387,8 @@ async fn finish(
     let cancel = request.cancel.clone().unwrap_or_default();
     let finished = sandbox::race(pre, store, run_request, deadline, cancel).await;
     advance(life, ExecutionState::Collecting);
-    let collected = settle::collect(finished, &request.limits, &observers);
+    let mut collected = settle::collect(finished, &request.limits, &observers);
+    let pending = collected.after_pause(deadline).await;
     // State and publication change the world outside: not before the record is durable.
     let target = settle::publication_target(request, &job, facts.id);
     if collected.would_change_the_world(target.as_deref())
@@ -387,7 +402,8 @@ async fn finish(
     }
     let settled = settle::settle(kernel, facts, &job, &inputs, collected, target, life);
     advance(life, settled.verdict.status);
-    let report = settle::report(facts, settled, &observers, inputs, &job);
+    let mut report = settle::report(facts, settled, &observers, inputs, &job);
+    report.pending = pending;
     (Ok(report), job)
 }
 

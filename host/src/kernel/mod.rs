@@ -9,6 +9,7 @@ mod facts;
 pub mod lifecycle;
 mod replay;
 mod report;
+mod resume;
 mod sandbox;
 mod settle;
 mod status;
@@ -74,9 +75,16 @@ pub struct ExecutionRequest {
     /// What of the run is kept for replay (`--record`): by default everything, within the
     /// `max-record` limit.
     pub record: RecordMode,
-    /// Feeds the run from a recording instead of the world ([`Kernel::replay`] sets it): no
-    /// tool runs, nothing is committed or published.
+    /// Feeds the run from a recording instead of the world ([`Kernel::replay`] sets it: no
+    /// tool runs, nothing is committed or published; [`Kernel::resume`] too, and the run then
+    /// goes on live).
     pub replay: Option<ReplayInput>,
+    /// Where the tools came from, as the caller describes them (kept in the journal for
+    /// `resume`, which connects the same ones).
+    pub tool_sources: Option<serde_json::Value>,
+    /// The execution id, when the caller chose it beforehand (a resume claims its paused run
+    /// with it); otherwise a new one.
+    pub id: Option<String>,
 }
 
 impl ExecutionRequest {
@@ -102,6 +110,8 @@ impl ExecutionRequest {
             asker: None,
             record: RecordMode::default(),
             replay: None,
+            tool_sources: None,
+            id: None,
         }
     }
 }
@@ -240,6 +250,7 @@ impl Kernel {
             ),
             package_lock: record.package_lock.as_ref().map(PathBuf::from),
             expected_packages: Some(record.packages.clone()),
+            tool_sources: record.tool_sources.clone(),
             ..ExecutionRequest::new(source, record.script.clone())
         })
     }

@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::journal::{
     Blobs, CompletionOutcome, ExecutionState, RecordMode, RecordedOutcome, Tape, TapeEvent,
 };
+use crate::permissions::Approval;
 use crate::tape::Player;
 
 /// A run fed from a recording instead of the world.
@@ -26,6 +27,16 @@ pub struct ReplayInput {
     pub tape: Arc<Tape>,
     /// Serves it to the guest.
     pub player: Player,
+    /// For a resume: the person's answer to the pending call. The run then goes on live past
+    /// its tape, commits its state and publishes as any run; without it, it is a replay.
+    pub resume: Option<Approval>,
+}
+
+impl ReplayInput {
+    /// Whether this is a pure replay (nothing live, nothing committed or published).
+    pub fn is_replay(&self) -> bool {
+        self.resume.is_none()
+    }
 }
 
 /// What `replay` found.
@@ -173,6 +184,7 @@ impl Kernel {
                 of: id.to_string(),
                 tape: Arc::new(tape),
                 player: player.clone(),
+                resume: None,
             }),
             keep_job: false,
             ..self.rerun(id)?

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::error::ErrorReport;
 use crate::files::InputRecord;
-use crate::journal::{CallRecord, ExecutionState, Metrics, PublishedFile};
+use crate::journal::{CallRecord, ExecutionState, Metrics, PendingApproval, PublishedFile};
 
 /// The report of one execution.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,6 +48,9 @@ pub struct RunReport {
     pub metrics: Metrics,
     /// Start, RFC 3339 UTC.
     pub started_at: String,
+    /// For a paused run: the call waiting for approval (`resume ID --approve|--deny`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingApproval>,
     /// Why the run cannot be replayed, when its recording ran past its budget or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_replayable: Option<String>,

@@ -16,7 +16,7 @@ use crate::files::{DiskQuota, InputRecord, JobDir};
 use crate::limits::{Limits, MemoryLimiter, MemoryStats};
 use crate::output::{EventSink, OutputState, TailPipe, Texts};
 use crate::packages::{MOUNT_POINT, Mounts};
-use crate::permissions::{Asker, Policy};
+use crate::permissions::{Approval, Asker, Policy};
 use crate::state::{Snapshot, StateView};
 use crate::tape::Deck;
 use crate::tape::wasi::{TapedMonotonicClock, TapedRng, TapedWallClock};
@@ -47,6 +47,8 @@ pub struct SandboxSpec<'a> {
     pub deck: Deck,
     /// What `wasi:random/insecure-seed` answers (recorded with the tape).
     pub insecure_seed: u128,
+    /// A person's answer to the call a paused run stopped at (`resume`).
+    pub approval: Option<Approval>,
 }
 
 fn preopen_failed(error: impl std::fmt::Display) -> Error {
@@ -98,7 +100,8 @@ pub fn build_store(
     let memory = limiter.stats();
     let tools = ToolCalls::new(spec.tools, spec.policy, limits)
         .with_asker(spec.asker)
-        .with_deck(spec.deck);
+        .with_deck(spec.deck)
+        .with_approval(spec.approval);
     let calls = tools.log();
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);

@@ -16,7 +16,7 @@ use super::verdict::{self, GuestOutcome, HostDecision, Verdict};
 use crate::engines::ExecState;
 use crate::error::{ErrorCode, ErrorReport, chain_text};
 use crate::files::{self, InputRecord, JobDir, OutputLimits, Provenance, PublishError, Staged};
-use crate::journal::{ExecutionState, Metrics, PublishedFile};
+use crate::journal::{ExecutionState, Metrics, PendingApproval, PublishedFile};
 use crate::limits::Limits;
 
 /// What the guest left when it finished or was stopped.
@@ -29,6 +29,21 @@ pub(super) struct Collected {
 }
 
 impl Collected {
+    /// For a run that paused at a call needing approval: lets the calls still in flight finish
+    /// (until `deadline`), so that their answers are on the tape for the resume, and returns
+    /// the pending call.
+    pub(super) async fn after_pause(
+        &mut self,
+        deadline: tokio::time::Instant,
+    ) -> Option<PendingApproval> {
+        if self.verdict.status != ExecutionState::Paused {
+            return None;
+        }
+        let tools = &mut self.store.as_mut()?.data_mut().tools;
+        let _ = tokio::time::timeout_at(deadline, tools.drain_after_pause()).await;
+        tools.pending().cloned()
+    }
+
     /// Whether settling may change anything outside the run: commit state, or publish to
     /// `target` (see [`publication_target`]).
     pub(super) fn would_change_the_world(&self, target: Option<&Path>) -> bool {
@@ -155,7 +170,7 @@ pub(super) fn settle(
             target: target.as_deref(),
         };
         // A replay commits nothing: it only shows what the recorded run did.
-        if facts.request.replay.is_none() {
+        if !facts.request.replay.as_ref().is_some_and(|r| r.is_replay()) {
             match commit_state(kernel, facts, &at, store.as_ref(), &verdict) {
                 Ok(ready) => staged = ready,
                 Err(failed) => verdict = failed,
@@ -163,7 +178,11 @@ pub(super) fn settle(
         }
     }
     drop(store);
-    if !verdict.succeeded() && facts.request.publish_on_error {
+    // A paused run publishes nothing: it has not ended, only stopped to ask.
+    if !verdict.succeeded()
+        && verdict.status != ExecutionState::Paused
+        && facts.request.publish_on_error
+    {
         // The run failed either way; a rejected partial publication does not change why.
         staged = target
             .as_deref()
@@ -240,7 +259,7 @@ pub(super) fn publication_target(
     job: &JobDir,
     id: &str,
 ) -> Option<PathBuf> {
-    if request.replay.is_some() {
+    if request.replay.as_ref().is_some_and(|r| r.is_replay()) {
         return None;
     }
     if let Some(out) = &request.out_dir {
@@ -336,5 +355,6 @@ pub(super) fn report(
         started_at: facts.started_at.to_string(),
         calls,
         not_replayable: None,
+        pending: None,
     }
 }

@@ -62,8 +62,15 @@ pub(super) fn prepare(kernel: &Kernel, request: &ExecutionRequest) -> Result<Tap
                 replay.of
             ))
         })?;
+        // A resume runs live tools past its tape: the registry the caller connected, which
+        // must still hold what the recorded run saw.
+        let tools = if replay.is_replay() {
+            Arc::new(replayed_registry(&tape.catalog))
+        } else {
+            kernel.tools.clone()
+        };
         return Ok(Taped {
-            tools: Arc::new(replayed_registry(&tape.catalog)),
+            tools,
             snapshot: snapshot_of(tape),
             deck: Deck::Playing(replay.player.clone()),
             insecure_seed,
@@ -114,8 +121,31 @@ pub(super) fn outcome_of(report: &RunReport) -> RecordedOutcome {
 
 /// The recorded run's tape, closed with its outcome (`None` when it was not recorded).
 pub(super) fn finish(deck: &Deck, report: &RunReport) -> Option<Tape> {
-    match deck {
-        Deck::Recording(recorder) => Some(recorder.finish(outcome_of(report))),
-        Deck::Off | Deck::Playing(_) => None,
-    }
+    let recorder = match deck {
+        Deck::Recording(recorder) => recorder.clone(),
+        // A resumed run records its own tape, prefix and live part alike.
+        Deck::Playing(player) => player.recorder()?,
+        Deck::Off => return None,
+    };
+    Some(recorder.finish(outcome_of(report)))
+}
+
+/// The recorder of a resumed run: the paused run's seed, catalog and snapshot, since it
+/// continues that run.
+pub(super) fn resume_recorder(
+    kernel: &Kernel,
+    limits: &crate::limits::Limits,
+    paused: &Tape,
+) -> Recorder {
+    Recorder::new(
+        RecordMode::Full,
+        limits.max_record_bytes,
+        Blobs::new(kernel.data_dir.blob_dir()),
+        Tape {
+            insecure_seed: paused.insecure_seed.clone(),
+            catalog: paused.catalog.clone(),
+            snapshot: paused.snapshot.clone(),
+            ..Tape::default()
+        },
+    )
 }

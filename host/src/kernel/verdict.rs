@@ -210,6 +210,13 @@ pub fn decide(
             if code == ErrorCode::Timeout {
                 return decide(Some(HostDecision::Deadline), None, refusals);
             }
+            if code == ErrorCode::ApprovalRequired {
+                return Verdict {
+                    status: ExecutionState::Paused,
+                    error: Some((code, message)),
+                    stack: None,
+                };
+            }
             Verdict::failed(code, message)
         }
         None => Verdict::failed(

@@ -32,8 +32,14 @@ pub enum Deck {
     Playing(Player),
 }
 
-/// The answer to a recorded `begin-call`, as the tools module gives it to the guest.
-pub type PlayedBegin = BeginOutcome;
+/// Where an answer comes from when a tape is playing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Served<T> {
+    /// From the tape.
+    Tape(T),
+    /// The tape is done and the run goes on live (a resumed run past its pause).
+    Live,
+}
 
 /// A completion taken from the tape: the call id and its response text or failure.
 pub type PlayedCompletion = (u64, Result<String, (ErrorCode, String)>);
@@ -223,6 +229,9 @@ struct Playing {
     trace: Vec<String>,
     /// Record the trace (`replay --trace`).
     tracing: bool,
+    /// A resumed run: once the tape is done it goes on live, and everything it is served, from
+    /// the tape or live, is recorded here (its own tape).
+    live_after: Option<Recorder>,
 }
 
 impl Player {
@@ -240,6 +249,7 @@ impl Player {
             divergence: None,
             trace: Vec::new(),
             tracing,
+            live_after: None,
         };
         for (at, event) in tape.events.iter().enumerate() {
             match event {
@@ -259,6 +269,19 @@ impl Player {
             }
         }
         Player(Arc::new(Mutex::new(playing)))
+    }
+
+    /// A player for a resumed run: it serves `tape`, then lets the run go on live, recording
+    /// all of it with `recorder`.
+    pub fn resuming(tape: &Tape, blobs: Blobs, recorder: Recorder) -> Self {
+        let player = Player::new(tape, blobs, false);
+        lock(&player.0).live_after = Some(recorder);
+        player
+    }
+
+    /// The recorder of a resumed run.
+    pub fn recorder(&self) -> Option<Recorder> {
+        lock(&self.0).live_after.clone()
     }
 
     fn diverge(playing: &mut Playing, why: String) {
@@ -309,34 +332,33 @@ impl Player {
             .then(|| format!("the replay ended with {} not asked for", left.join(", ")))
     }
 
-    /// The next wall-clock reading (`live` once the tape has none left: a divergence).
+    /// The next wall-clock reading: from the tape; past it, `live` (a divergence, unless the
+    /// run goes on live).
     pub fn wall(&self, live: Duration) -> Duration {
         let mut playing = lock(&self.0);
-        match playing.wall.pop_front() {
+        let now = match playing.wall.pop_front() {
             Some((at, now)) => {
                 Self::played(&mut playing, at, || {
-                    format!(
-                        "wall clock -> {}.{:09} s",
-                        now.as_secs(),
-                        now.subsec_nanos()
-                    )
+                    let (secs, nanos) = (now.as_secs(), now.subsec_nanos());
+                    format!("wall clock -> {secs}.{nanos:09} s")
                 });
                 now
             }
             None => {
-                Self::diverge(
-                    &mut playing,
-                    "the guest read the wall clock more often than the recorded run".into(),
-                );
+                Self::past_the_tape(&mut playing, "read the wall clock");
                 live
             }
+        };
+        if let Some(recorder) = &playing.live_after {
+            recorder.wall(now);
         }
+        now
     }
 
-    /// The next monotonic-clock reading.
+    /// The next monotonic-clock reading, as [`Player::wall`].
     pub fn monotonic(&self, live: u64) -> u64 {
         let mut playing = lock(&self.0);
-        match playing.monotonic.pop_front() {
+        let nanos = match playing.monotonic.pop_front() {
             Some((at, nanos)) => {
                 Self::played(&mut playing, at, || {
                     format!("monotonic clock -> {nanos} ns")
@@ -344,17 +366,29 @@ impl Player {
                 nanos
             }
             None => {
-                Self::diverge(
-                    &mut playing,
-                    "the guest read the monotonic clock more often than the recorded run".into(),
-                );
+                Self::past_the_tape(&mut playing, "read the monotonic clock");
                 live
             }
+        };
+        if let Some(recorder) = &playing.live_after {
+            recorder.monotonic(nanos);
+        }
+        nanos
+    }
+
+    /// A request past the end of the tape: a divergence, unless the run goes on live.
+    fn past_the_tape(playing: &mut Playing, what: &str) {
+        if playing.live_after.is_none() {
+            Self::diverge(
+                playing,
+                format!("the guest {what} more often than the recorded run"),
+            );
         }
     }
 
-    /// Fills `buffer` with the next recorded random bytes; `false` (a divergence) when the tape
-    /// has none of that length left, and the caller fills it live.
+    /// Fills `buffer` with the next recorded random bytes. `false` when the tape has none for
+    /// it (a divergence, unless the run goes on live): the caller then fills it live and hands
+    /// it to [`Player::record_live_random`].
     pub fn random(&self, buffer: &mut [u8], insecure: bool) -> bool {
         let mut playing = lock(&self.0);
         let queue = if insecure {
@@ -362,44 +396,54 @@ impl Player {
         } else {
             &mut playing.random
         };
-        match queue.pop_front() {
+        let why = match queue.pop_front() {
             Some((at, bytes)) if bytes.len() == buffer.len() => {
                 buffer.copy_from_slice(&bytes);
                 Self::played(&mut playing, at, || {
-                    format!(
-                        "{}random -> {} bytes",
-                        if insecure { "insecure " } else { "" },
-                        bytes.len()
-                    )
+                    let kind = if insecure {
+                        "insecure random"
+                    } else {
+                        "random"
+                    };
+                    format!("{kind} -> {} bytes", bytes.len())
                 });
-                true
+                if let Some(recorder) = &playing.live_after {
+                    recorder.random(buffer, insecure);
+                }
+                return true;
             }
-            Some((at, bytes)) => {
-                Self::diverge(
-                    &mut playing,
-                    format!(
-                        "event {}: the guest asked for {} random bytes, the recorded run for {}",
-                        at + 1,
-                        buffer.len(),
-                        bytes.len()
-                    ),
-                );
-                false
-            }
-            None => {
-                Self::diverge(
-                    &mut playing,
-                    "the guest read more random bytes than the recorded run".into(),
-                );
-                false
-            }
+            Some((at, bytes)) => format!(
+                "event {}: the guest asked for {} random bytes, the recorded run for {}",
+                at + 1,
+                buffer.len(),
+                bytes.len()
+            ),
+            None if playing.live_after.is_some() => return false,
+            None => "the guest read more random bytes than the recorded run".to_string(),
+        };
+        Self::diverge(&mut playing, why);
+        false
+    }
+
+    /// Random bytes a resumed run drew live, past its tape.
+    pub fn record_live_random(&self, bytes: &[u8], insecure: bool) {
+        if let Some(recorder) = &lock(&self.0).live_after {
+            recorder.random(bytes, insecure);
         }
     }
 
-    /// Answers a `begin-call` from the tape. `Err` is the divergence: the guest asked for
-    /// another call than the recorded run did.
-    pub fn begin(&self, name: &str, input: &str) -> Result<PlayedBegin, String> {
+    /// Answers a `begin-call` from the tape, or says the run goes on live (a resumed run whose
+    /// tape has no more calls to begin). `Err` is the divergence: the guest asked for another
+    /// call than the recorded run did.
+    pub fn begin(&self, name: &str, input: &str) -> Result<Served<BeginOutcome>, String> {
         let mut playing = lock(&self.0);
+        let begins_left = playing
+            .calls
+            .iter()
+            .any(|(_, event)| matches!(event, TapeEvent::Begin { .. }));
+        if !begins_left && playing.live_after.is_some() {
+            return Ok(Served::Live);
+        }
         playing.begun += 1;
         let position = playing.begun;
         let asked = sha256_hex(input.as_bytes());
@@ -423,7 +467,10 @@ impl Player {
                         outcome: outcome.clone(),
                     };
                     Self::played(&mut playing, at, || event.describe());
-                    return Ok(outcome);
+                    if let Some(recorder) = &playing.live_after {
+                        recorder.begin(name, input, outcome.clone());
+                    }
+                    return Ok(Served::Tape(outcome));
                 }
                 format!(
                     "call {position}: recorded `{recorded}` input sha256 {}, replay asked `{name}` input sha256 {}",
@@ -443,12 +490,20 @@ impl Player {
         Err(why)
     }
 
-    /// Answers a `wait-any` from the tape: `Ok(None)` when nothing is in flight (as the host
-    /// answers), `Err` on a divergence.
-    pub fn wait_any(&self) -> Result<Option<PlayedCompletion>, String> {
+    /// Answers a `wait-any` from the tape: `Tape(None)` when nothing is in flight (as the host
+    /// answers), `Live` when a resumed run's tape has no completion for what it waits on, `Err`
+    /// on a divergence.
+    pub fn wait_any(&self) -> Result<Served<Option<PlayedCompletion>>, String> {
         let mut playing = lock(&self.0);
+        let next_is_ours = matches!(
+            playing.calls.front(),
+            Some((_, TapeEvent::Complete { id, .. })) if playing.in_flight.contains(id)
+        );
+        if playing.live_after.is_some() && !next_is_ours {
+            return Ok(Served::Live);
+        }
         if playing.in_flight.is_empty() {
-            return Ok(None);
+            return Ok(Served::Tape(None));
         }
         let why = match playing.calls.pop_front() {
             Some((at, TapeEvent::Complete { id, outcome })) if playing.in_flight.remove(&id) => {
@@ -461,14 +516,22 @@ impl Player {
                     CompletionOutcome::Response { sha256, .. } => {
                         match playing.blobs.get(&sha256) {
                             Ok(bytes) => match String::from_utf8(bytes) {
-                                Ok(text) => return Ok(Some((id, Ok(text)))),
+                                Ok(text) => {
+                                    if let Some(recorder) = &playing.live_after {
+                                        recorder.complete(id, Ok(&text));
+                                    }
+                                    return Ok(Served::Tape(Some((id, Ok(text)))));
+                                }
                                 Err(_) => format!("call {id}: its recorded response is not text"),
                             },
                             Err(error) => format!("call {id}: its recorded response: {error}"),
                         }
                     }
                     CompletionOutcome::Failed { code, message } => {
-                        return Ok(Some((id, Err((code, message)))));
+                        if let Some(recorder) = &playing.live_after {
+                            recorder.complete(id, Err((code, &message)));
+                        }
+                        return Ok(Served::Tape(Some((id, Err((code, message))))));
                     }
                 }
             }

@@ -41,21 +41,28 @@ fn what_was_recorded_plays_back_in_order() {
     assert_eq!(bytes, [4, 5, 6]);
     assert_eq!(
         player.begin("sleep", "{\"ms\":30}"),
-        Ok(BeginOutcome::Started { id: 1 })
+        Ok(Served::Tape(BeginOutcome::Started { id: 1 }))
     );
     assert_eq!(
         player.begin("sleep", "{\"ms\":1}"),
-        Ok(BeginOutcome::Started { id: 2 })
+        Ok(Served::Tape(BeginOutcome::Started { id: 2 }))
     );
     assert_eq!(
         player.wait_any(),
-        Ok(Some((2, Ok("{\"slept\":1}".to_string()))))
+        Ok(Served::Tape(Some((2, Ok("{\"slept\":1}".to_string())))))
     );
     assert_eq!(
         player.wait_any(),
-        Ok(Some((1, Err((ErrorCode::ToolFailed, "late".to_string())))))
+        Ok(Served::Tape(Some((
+            1,
+            Err((ErrorCode::ToolFailed, "late".to_string()))
+        ))))
     );
-    assert_eq!(player.wait_any(), Ok(None), "nothing in flight");
+    assert_eq!(
+        player.wait_any(),
+        Ok(Served::Tape(None)),
+        "nothing in flight"
+    );
     assert_eq!(player.divergence(), None);
     assert_eq!(player.unplayed(), None);
     assert_eq!(player.trace().len(), 7);
@@ -124,4 +131,42 @@ fn reading_more_than_was_recorded_diverges_but_still_answers() {
         "{:?}",
         player.divergence()
     );
+}
+
+#[test]
+fn a_resumed_run_plays_its_prefix_then_goes_on_live_recording_all_of_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, blobs) = recorder(dir.path(), 1 << 20);
+    recorder.wall(Duration::new(1, 0));
+    recorder.begin("echo", "{}", BeginOutcome::Started { id: 1 });
+    recorder.complete(1, Ok("{}"));
+    let paused = recorder.finish(outcome());
+    let (resumed, _) = self::recorder(dir.path(), 1 << 20);
+    let player = Player::resuming(&paused, blobs, resumed.clone());
+    assert_eq!(
+        player.wall(Duration::new(9, 0)),
+        Duration::new(1, 0),
+        "from the tape"
+    );
+    assert_eq!(
+        player.wall(Duration::new(9, 0)),
+        Duration::new(9, 0),
+        "then live"
+    );
+    assert!(matches!(player.begin("echo", "{}"), Ok(Served::Tape(_))));
+    assert!(matches!(
+        player.wait_any(),
+        Ok(Served::Tape(Some((1, Ok(_)))))
+    ));
+    assert_eq!(player.begin("write", "{}"), Ok(Served::Live));
+    assert_eq!(player.wait_any(), Ok(Served::Live));
+    let mut bytes = [0; 2];
+    assert!(
+        !player.random(&mut bytes, false),
+        "no recorded bytes: filled live"
+    );
+    player.record_live_random(&[7, 7], false);
+    assert_eq!(player.divergence(), None);
+    let tape = resumed.finish(outcome());
+    assert_eq!(tape.events.len(), 5, "{:?}", tape.events);
 }

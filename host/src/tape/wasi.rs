@@ -122,6 +122,7 @@ impl TryRng for TapedRng {
             Deck::Playing(player) => {
                 if !player.random(dst, self.insecure) {
                     self.live.fill_bytes(dst);
+                    player.record_live_random(dst, self.insecure);
                 }
             }
         }

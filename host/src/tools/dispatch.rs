@@ -16,9 +16,9 @@ use tokio::task::JoinSet;
 use super::call_log::CallLog;
 use super::{Tool, ToolError, ToolRegistry};
 use crate::error::{ErrorCode, HostStop};
-use crate::journal::{CallRecord, CallStatus};
+use crate::journal::{CallRecord, CallStatus, PendingApproval};
 use crate::limits::Limits;
-use crate::permissions::{Asker, Decision, Effect, Policy, Question};
+use crate::permissions::{Approval, Asker, Decision, Effect, Policy, Question};
 use crate::primitives::{sha256_hex, truncate_at};
 use crate::tape::Deck;
 
@@ -48,7 +48,7 @@ pub type RecordDurable =
 
 /// The nested calls of one execution.
 pub struct ToolCalls {
-    registry: Arc<ToolRegistry>,
+    pub(super) registry: Arc<ToolRegistry>,
     policy: Policy,
     pub(super) max_calls: u32,
     max_input_bytes: u64,
@@ -65,9 +65,13 @@ pub struct ToolCalls {
     /// Calls that finished while the guest waited for another one (blocking `call`).
     ready: VecDeque<Completion>,
     /// Shared with the kernel so that the record survives a stop (timeout, cancellation).
-    records: CallLog,
+    pub(super) records: CallLog,
     /// Records what the calls answered, or answers from a tape instead of running tools.
     pub(super) deck: Deck,
+    /// A person's answer to the call a paused run stopped at (`resume`).
+    pub(super) approval: Option<Approval>,
+    /// The call this run paused at, waiting for approval.
+    pub(super) pending: Option<PendingApproval>,
 }
 
 /// Longest tool name quoted back in an error message, in bytes.
@@ -91,6 +95,8 @@ impl ToolCalls {
             ready: VecDeque::new(),
             records: CallLog::default(),
             deck: Deck::Off,
+            approval: None,
+            pending: None,
         }
     }
 
@@ -166,12 +172,41 @@ impl ToolCalls {
                     input: parsed.clone(),
                 })
             }
+            // Nobody to ask now: the run pauses here, unless a person already answered.
             Decision::Ask(reason) => {
-                return Ok(Err(self.deny(
-                    record,
-                    name,
-                    format!("{reason}; --ask has no terminal to ask on"),
-                )));
+                let sha256 = sha256_hex(input.as_bytes());
+                let answered = self
+                    .approval
+                    .take_if(|a| a.tool == name && a.input_sha256 == sha256);
+                match answered {
+                    Some(approval) if approval.approve => {
+                        record.decision = Some(format!(
+                            "approved by a person (resume --approve), because {reason}"
+                        ));
+                        None
+                    }
+                    Some(_) => {
+                        return Ok(Err(self.deny(
+                            record,
+                            name,
+                            "a person denied it (resume --deny)".to_string(),
+                        )));
+                    }
+                    None => {
+                        self.pending = Some(PendingApproval {
+                            tool: name.to_string(),
+                            effect,
+                            input: parsed,
+                            input_sha256: sha256,
+                            reason: reason.clone(),
+                        });
+                        return Err(HostStop::ApprovalRequired {
+                            tool: name.to_string(),
+                            effect: effect.as_str(),
+                            reason,
+                        });
+                    }
+                }
             }
             Decision::Deny(reason) => return Ok(Err(self.deny(record, name, reason))),
         };

@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use super::{Completion, Tool, ToolCalls, ToolError, ToolFuture, ToolInfo, ToolRegistry};
 use crate::error::{ErrorCode, HostStop};
-use crate::journal::{BeginOutcome, RecordedTool};
-use crate::tape::{Deck, Player};
+use crate::journal::{BeginOutcome, CallRecord, CallStatus, PendingApproval, RecordedTool};
+use crate::permissions::{Approval, Effect};
+use crate::primitives::sha256_hex;
+use crate::tape::{Deck, Recorder, Served};
 
 impl ToolCalls {
     /// Records every call's answers on `deck`, or plays them from it.
@@ -19,33 +21,83 @@ impl ToolCalls {
         self
     }
 
-    /// Starts a call. `Err` ends the execution (budget spent, contract broken, or in a replay a
-    /// call the recorded run did not make); `Ok(Err)` is a failure the script sees and may
-    /// handle.
-    pub fn begin(&mut self, name: &str, input: &str) -> Result<Result<u64, ToolError>, HostStop> {
-        match self.deck.clone() {
-            Deck::Playing(player) => self.begin_played(&player, name, input),
-            Deck::Recording(recorder) => {
-                let outcome = self.begin_live(name, input);
-                recorder.begin(name, input, begin_outcome(&outcome));
-                outcome
-            }
-            Deck::Off => self.begin_live(name, input),
+    /// A person's answer to the call a paused run stopped at.
+    pub fn with_approval(mut self, approval: Option<Approval>) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// The call this run paused at, waiting for approval.
+    pub fn pending(&self) -> Option<&PendingApproval> {
+        self.pending.as_ref()
+    }
+
+    fn recorder(&self) -> Option<Recorder> {
+        match &self.deck {
+            Deck::Recording(recorder) => Some(recorder.clone()),
+            Deck::Playing(player) => player.recorder(),
+            Deck::Off => None,
         }
     }
 
-    fn begin_played(
+    /// Starts a call. `Err` ends the execution (budget spent, contract broken, a call that needs
+    /// approval, or in a replay a call the recorded run did not make); `Ok(Err)` is a failure the
+    /// script sees and may handle.
+    pub fn begin(&mut self, name: &str, input: &str) -> Result<Result<u64, ToolError>, HostStop> {
+        if let Deck::Playing(player) = &self.deck
+            && let Served::Tape(outcome) = player
+                .begin(name, input)
+                .map_err(HostStop::ReplayDiverged)?
+        {
+            return self.begun_on_tape(name, input, outcome);
+        }
+        let outcome = self.begin_live(name, input);
+        // The call a run pauses at is not on its tape: the resume meets it live.
+        let paused = matches!(outcome, Err(HostStop::ApprovalRequired { .. }));
+        if let Some(recorder) = self.recorder().filter(|_| !paused) {
+            recorder.begin(name, input, begin_outcome(&outcome));
+        }
+        outcome
+    }
+
+    /// A begin the tape answered, kept in the call log as a live one would be (so that calls
+    /// begun live after it get the ids that follow).
+    fn begun_on_tape(
         &mut self,
-        player: &Player,
         name: &str,
         input: &str,
+        outcome: BeginOutcome,
     ) -> Result<Result<u64, ToolError>, HostStop> {
-        match player
-            .begin(name, input)
-            .map_err(HostStop::ReplayDiverged)?
-        {
-            BeginOutcome::Started { id } => Ok(Ok(id)),
-            BeginOutcome::Refused { code, message } => Ok(Err(ToolError { code, message })),
+        let effect = self
+            .registry
+            .get(name)
+            .map_or(Effect::Internal, |tool| tool.info().effect);
+        let record = |status, error_code, position| CallRecord {
+            position,
+            tool: name.to_string(),
+            effect,
+            input_sha256: sha256_hex(input.as_bytes()),
+            status,
+            error_code,
+            duration_ms: None,
+            paths: Vec::new(),
+            decision: Some("replayed from the recording".into()),
+        };
+        match outcome {
+            BeginOutcome::Started { id } => {
+                let position = u32::try_from(id).unwrap_or(u32::MAX);
+                self.records
+                    .push(record(CallStatus::Started, None, position));
+                Ok(Ok(id))
+            }
+            BeginOutcome::Refused { code, message } => {
+                if code == ErrorCode::ToolDenied {
+                    let position = self.count() + 1;
+                    self.records
+                        .push(record(CallStatus::Denied, Some(code), position));
+                }
+                Ok(Err(ToolError { code, message }))
+            }
             BeginOutcome::Stopped { code, message } => match code {
                 ErrorCode::ToolBudget => Err(HostStop::ToolBudget {
                     max: self.max_calls,
@@ -55,25 +107,39 @@ impl ToolCalls {
         }
     }
 
+    /// A completion the tape answered, in the call log too.
+    fn completed_on_tape(
+        &mut self,
+        id: u64,
+        outcome: Result<String, (ErrorCode, String)>,
+    ) -> Completion {
+        let error_code = outcome.as_ref().err().map(|(code, _)| *code);
+        self.records.update(id, |record| {
+            record.status = match error_code {
+                None => CallStatus::Succeeded,
+                Some(ErrorCode::ToolDenied) => CallStatus::Denied,
+                Some(_) => CallStatus::Failed,
+            };
+            record.error_code = error_code;
+        });
+        Completion {
+            id,
+            outcome: outcome.map_err(|(code, message)| ToolError { code, message }),
+        }
+    }
+
     /// Waits for the next call to finish; `None` when nothing is in flight.
     pub async fn wait_any(&mut self) -> Result<Option<Completion>, HostStop> {
-        match self.deck.clone() {
-            Deck::Playing(player) => {
-                let played = player.wait_any().map_err(HostStop::ReplayDiverged)?;
-                Ok(played.map(|(id, outcome)| Completion {
-                    id,
-                    outcome: outcome.map_err(|(code, message)| ToolError { code, message }),
-                }))
-            }
-            Deck::Recording(recorder) => {
-                let done = self.wait_any_live().await;
-                if let Some(done) = &done {
-                    recorder.complete(done.id, as_answer(&done.outcome));
-                }
-                Ok(done)
-            }
-            Deck::Off => Ok(self.wait_any_live().await),
+        if let Deck::Playing(player) = &self.deck
+            && let Served::Tape(played) = player.wait_any().map_err(HostStop::ReplayDiverged)?
+        {
+            return Ok(played.map(|(id, outcome)| self.completed_on_tape(id, outcome)));
         }
+        let done = self.wait_any_live().await;
+        if let (Some(done), Some(recorder)) = (&done, self.recorder()) {
+            recorder.complete(done.id, as_answer(&done.outcome));
+        }
+        Ok(done)
     }
 
     /// Begins a call and waits for it, keeping other calls that finish meanwhile for `wait_any`.
@@ -82,45 +148,52 @@ impl ToolCalls {
         name: &str,
         input: &str,
     ) -> Result<Result<String, ToolError>, HostStop> {
-        match self.deck.clone() {
-            Deck::Playing(player) => {
-                let id = match self.begin_played(&player, name, input)? {
-                    Ok(id) => id,
-                    Err(error) => return Ok(Err(error)),
-                };
-                match player.wait_any().map_err(HostStop::ReplayDiverged)? {
-                    Some((done, outcome)) if done == id => {
-                        Ok(outcome.map_err(|(code, message)| ToolError { code, message }))
-                    }
-                    _ => {
-                        let why = format!(
-                            "call {id} (`{name}`): the recorded run got another call's answer first"
-                        );
-                        player.note_divergence(why.clone());
-                        Err(HostStop::ReplayDiverged(why))
-                    }
+        if let Deck::Playing(player) = self.deck.clone()
+            && let Served::Tape(outcome) = player
+                .begin(name, input)
+                .map_err(HostStop::ReplayDiverged)?
+        {
+            let id = match self.begun_on_tape(name, input, outcome)? {
+                Ok(id) => id,
+                Err(error) => return Ok(Err(error)),
+            };
+            return match player.wait_any().map_err(HostStop::ReplayDiverged)? {
+                Served::Tape(Some((done, outcome))) if done == id => {
+                    Ok(self.completed_on_tape(id, outcome).outcome)
                 }
-            }
-            Deck::Recording(recorder) => {
-                let begun = self.call_live(name, input).await;
-                if let Ok((id, outcome)) = &begun {
-                    let started = match id {
-                        Some(id) => BeginOutcome::Started { id: *id },
-                        None => refused(outcome),
-                    };
-                    recorder.begin(name, input, started);
-                    if let Some(id) = id {
-                        recorder.complete(*id, as_answer(outcome));
-                    }
-                } else if let Err(stop) = &begun {
-                    recorder.begin(name, input, stopped(stop));
+                _ => {
+                    let why = format!(
+                        "call {id} (`{name}`): the recorded run got another call's answer first"
+                    );
+                    player.note_divergence(why.clone());
+                    Err(HostStop::ReplayDiverged(why))
                 }
-                begun.map(|(_, outcome)| outcome)
+            };
+        }
+        let recorder = self.recorder();
+        let begun = self.call_live(name, input).await;
+        if let Some(recorder) = recorder {
+            match &begun {
+                Ok((Some(id), outcome)) => {
+                    recorder.begin(name, input, BeginOutcome::Started { id: *id });
+                    recorder.complete(*id, as_answer(outcome));
+                }
+                Ok((None, outcome)) => recorder.begin(name, input, refused(outcome)),
+                Err(HostStop::ApprovalRequired { .. }) => {}
+                Err(stop) => recorder.begin(name, input, stopped(stop)),
             }
-            Deck::Off => self
-                .call_live(name, input)
-                .await
-                .map(|(_, outcome)| outcome),
+        }
+        begun.map(|(_, outcome)| outcome)
+    }
+
+    /// After a pause: lets the calls still in flight finish and records their answers, so that
+    /// a resume is handed them instead of running them again.
+    pub async fn drain_after_pause(&mut self) {
+        let recorder = self.recorder();
+        while let Some(done) = self.wait_any_live().await {
+            if let Some(recorder) = &recorder {
+                recorder.complete(done.id, as_answer(&done.outcome));
+            }
         }
     }
 }

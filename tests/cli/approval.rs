@@ -1,0 +1,154 @@
+//! Approval (issue 15): a call that needs a person's approval, with nobody to ask, pauses the
+//! run; `resume ID --approve|--deny` continues it in a new execution that replays the recorded
+//! prefix (nothing before the pause runs twice, the same random numbers) and then goes on live.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::util::{Sandbox, args};
+
+/// Draws a random number, calls a tool before the pause, writes through a `write` tool (which
+/// pauses), and returns the number.
+const DRAW_THEN_WRITE: &str = "const n = Math.random();\n\
+    const seen = await tools.call('echo', {n});\n\
+    await tools.workspace.write({path: 'out.txt', content: 'n=' + n});\n\
+    state.set('n', n);\n\
+    return {n, seen: seen.n};";
+
+fn workspace(sandbox: &Sandbox) -> PathBuf {
+    let ws = sandbox.data_dir().with_file_name("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    ws
+}
+
+fn pause(sandbox: &Sandbox, ws: &PathBuf, source: &str, ask: &str) -> Value {
+    let run = sandbox.run_js(source, &args!["--workspace", ws, ask, "--session", "s"]);
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    let report = run.report();
+    assert_eq!(report["status"], "paused", "{report:#}");
+    assert_eq!(report["error"]["code"], "APPROVAL_REQUIRED");
+    assert!(report["id"].is_string());
+    report
+}
+
+fn resume(sandbox: &Sandbox, id: &str, answer: &str) -> (i32, Value) {
+    let run = sandbox.forge(&["resume", id, answer, "--json"]);
+    let report = serde_json::from_str(&run.stdout())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout(), run.stderr()));
+    (run.code(), report)
+}
+
+#[test]
+fn a_paused_run_resumed_with_approval_writes_once_with_the_same_random_number() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let paused = pause(&sandbox, &ws, DRAW_THEN_WRITE, "--ask");
+    let pending = &paused["pending"];
+    assert_eq!(pending["tool"], "workspace.write");
+    assert_eq!(pending["effect"], "write");
+    let content = pending["input"]["content"]
+        .as_str()
+        .expect("the input is shown");
+    assert!(
+        !ws.join("out.txt").exists(),
+        "nothing written before approval"
+    );
+    let state = sandbox.forge(&["state", "get", "n", "--session", "s"]);
+    assert_ne!(state.code(), 0, "nothing committed by the paused run");
+
+    let (code, resumed) = resume(&sandbox, paused["id"].as_str().expect("id"), "--approve");
+    assert_eq!(code, 0, "{resumed:#}");
+    let n = resumed["value"]["n"].as_f64().expect("n");
+    assert_eq!(
+        content,
+        format!("n={n}"),
+        "the same random number as the paused run drew"
+    );
+    assert_eq!(resumed["value"]["seen"], resumed["value"]["n"]);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out.txt")).expect("written"),
+        format!("n={n}")
+    );
+    let state = sandbox.forge(&["state", "get", "n", "--session", "s"]);
+    assert_eq!(state.stdout().trim(), n.to_string());
+    // The echo before the pause was served from the recording, not run again.
+    let shown = sandbox.forge(&[
+        "journal",
+        "show",
+        resumed["id"].as_str().expect("id"),
+        "--json",
+    ]);
+    let shown: Value = serde_json::from_str(&shown.stdout()).expect("json");
+    assert_eq!(shown["resumes"], paused["id"]);
+    assert_eq!(shown["calls"][0]["decision"], "replayed from the recording");
+    assert_eq!(shown["calls"].as_array().map(Vec::len), Some(2));
+
+    let (again, _) = resume(&sandbox, paused["id"].as_str().expect("id"), "--approve");
+    assert_eq!(again, 2, "a run is resumed once");
+    let twice = sandbox.forge(&["resume", paused["id"].as_str().expect("id"), "--approve"]);
+    assert!(
+        twice.stderr().contains("already resumed"),
+        "{}",
+        twice.stderr()
+    );
+    let not_paused = sandbox.forge(&["resume", resumed["id"].as_str().expect("id"), "--deny"]);
+    assert_eq!(not_paused.code(), 2);
+    assert!(
+        not_paused.stderr().contains("not paused"),
+        "{}",
+        not_paused.stderr()
+    );
+}
+
+#[test]
+fn a_denied_call_fails_with_tool_denied_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let paused = pause(&sandbox, &ws, DRAW_THEN_WRITE, "--ask=pause");
+    let (code, resumed) = resume(&sandbox, paused["id"].as_str().expect("id"), "--deny");
+    assert_eq!(code, 1, "{resumed:#}");
+    assert_eq!(resumed["error"]["code"], "TOOL_DENIED");
+    assert!(!ws.join("out.txt").exists());
+}
+
+#[test]
+fn a_run_can_pause_and_resume_several_times() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let script = "for (const name of ['a.txt', 'b.txt']) await tools.workspace.write({path: name, content: name});\n\
+        return 'both';";
+    let first = pause(&sandbox, &ws, script, "--ask");
+    let (_, second) = resume(&sandbox, first["id"].as_str().expect("id"), "--approve");
+    assert_eq!(second["status"], "paused", "{second:#}");
+    assert_eq!(second["pending"]["input"]["path"], "b.txt");
+    let (code, done) = resume(&sandbox, second["id"].as_str().expect("id"), "--approve");
+    assert_eq!(code, 0, "{done:#}");
+    assert_eq!(done["value"], "both");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).expect("a"),
+        "a.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b.txt")).expect("b"),
+        "b.txt"
+    );
+}
+
+#[test]
+fn state_changed_while_paused_is_a_conflict_not_an_overwrite() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let script = "const c = state.get('c') ?? 0;\n\
+        await tools.workspace.write({path: 'c.txt', content: String(c)});\n\
+        state.set('c', c + 1);\nreturn c + 1;";
+    let paused = pause(&sandbox, &ws, script, "--ask");
+    sandbox
+        .run_js("state.set('c', 100); return 1;", &["--session", "s"])
+        .assert_succeeded();
+    let (code, resumed) = resume(&sandbox, paused["id"].as_str().expect("id"), "--approve");
+    assert_eq!(code, 1, "{resumed:#}");
+    assert_eq!(resumed["error"]["code"], "STATE_CONFLICT");
+    let state = sandbox.forge(&["state", "get", "c", "--session", "s"]);
+    assert_eq!(state.stdout().trim(), "100");
+}
