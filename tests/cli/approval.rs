@@ -152,3 +152,58 @@ fn state_changed_while_paused_is_a_conflict_not_an_overwrite() {
     let state = sandbox.forge(&["state", "get", "c", "--session", "s"]);
     assert_eq!(state.stdout().trim(), "100");
 }
+
+#[test]
+fn a_resume_killed_mid_way_leaves_the_paused_run_resumable() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    let script = sandbox.script(
+        "publish.py",
+        "import forge\n\
+         forge.call('workspace.write', {'path': 'w.txt', 'content': 'w'})\n\
+         with open('/output/result.txt', 'w') as f:\n    f.write('done')\n\
+         forge.result('done')\n",
+    );
+    let paused = sandbox.forge(&args![
+        "run",
+        &script,
+        "--json",
+        "--workspace",
+        &ws,
+        "--ask"
+    ]);
+    let paused = paused.report();
+    assert_eq!(paused["status"], "paused", "{paused:#}");
+    let id = paused["id"].as_str().expect("id");
+    let out = sandbox.data_dir().with_file_name("out");
+    // The resume dies while it publishes, as under `kill -9`.
+    let killed = sandbox
+        .command(&args!["resume", id, "--approve", "--json", "--out", &out])
+        .env("FORGE_HOST_FAULT", "during-publication")
+        .output()
+        .expect("resume");
+    assert!(
+        killed.status.code().is_none(),
+        "it was meant to die: {killed:?}"
+    );
+    let (code, resumed) = {
+        let run = sandbox.forge(&args!["resume", id, "--approve", "--json", "--out", &out]);
+        (run.code(), run.report())
+    };
+    assert_eq!(code, 0, "{resumed:#}");
+    assert_eq!(resumed["value"], "done");
+    assert_eq!(
+        std::fs::read_to_string(out.join("result.txt")).expect("published"),
+        "done"
+    );
+    // The killed resume was reconciled as any interrupted run.
+    let listed = sandbox.forge(&["journal", "list", "--json"]);
+    let runs: Value = serde_json::from_str(&listed.stdout()).expect("json");
+    let interrupted = runs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["reason"] == "interrupted")
+        .count();
+    assert_eq!(interrupted, 1, "{runs:#}");
+}
