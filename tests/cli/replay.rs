@@ -120,7 +120,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn a_changed_engine_component_is_refused_by_name() {
+fn a_changed_engine_component_is_a_divergence() {
     let sandbox = Sandbox::new();
     // The engine, in a directory of its own that is searched first.
     let engines = sandbox.data_dir().with_file_name("engines");
@@ -152,16 +152,19 @@ fn a_changed_engine_component_is_refused_by_name() {
     changed.extend_from_slice(&[0, 5, 4, b'n', b'o', b't', b'e']);
     pin(&changed);
     let replayed = sandbox
-        .command(&["replay", report["id"].as_str().expect("id")])
+        .command(&["replay", report["id"].as_str().expect("id"), "--json"])
         .env("FORGE_HOST_ENGINES_DIR", &engines)
         .output()
         .expect("replay");
-    assert_eq!(replayed.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&replayed.stderr);
-    assert!(
-        stderr.contains("ENGINE_UNAVAILABLE") && stderr.contains("is gone"),
-        "{stderr}"
+    assert_eq!(
+        replayed.status.code(),
+        Some(1),
+        "a divergence: {replayed:?}"
     );
+    let replayed: Value = serde_json::from_slice(&replayed.stdout).expect("report");
+    assert_eq!(replayed["identical"], false);
+    let why = replayed["divergence"].as_str().unwrap_or_default();
+    assert!(why.contains("engine component changed"), "{why}");
 }
 
 #[test]

@@ -34,19 +34,15 @@ pub async fn run(data: &DataDirArgs, args: ReplayArgs) -> anyhow::Result<ExitCod
         for line in &report.trace {
             out!("{line}")?;
         }
+        let replay_id = report.replay_id.as_deref().unwrap_or("nothing (not run)");
         match &report.divergence {
             None => out!(
-                "identical: {} replayed as {} ({}, {} tool calls, same result, text, stdout and stderr)",
+                "identical: {} replayed as {replay_id} ({}, {} tool calls, same result, text, stdout and stderr)",
                 report.id,
-                report.replay_id,
                 report.recorded_status,
                 report.calls
             )?,
-            Some(why) => out!(
-                "diverged: {} replayed as {}: {why}",
-                report.id,
-                report.replay_id
-            )?,
+            Some(why) => out!("diverged: {} replayed as {replay_id}: {why}", report.id)?,
         }
         for note in &report.notes {
             out!("note: {note}")?;

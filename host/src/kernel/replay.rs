@@ -44,8 +44,9 @@ impl ReplayInput {
 pub struct ReplayReport {
     /// The execution replayed.
     pub id: String,
-    /// The replay's own execution (journaled with `replay_of`).
-    pub replay_id: String,
+    /// The replay's own execution (journaled with `replay_of`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_id: Option<String>,
     /// Whether the replay did exactly what the recorded run did.
     pub identical: bool,
     /// The first difference, when it did not.
@@ -53,8 +54,9 @@ pub struct ReplayReport {
     pub divergence: Option<String>,
     /// The recorded run's and the replay's terminal states.
     pub recorded_status: String,
-    /// The replay's terminal state.
-    pub replayed_status: String,
+    /// The replay's terminal state, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed_status: Option<String>,
     /// Tool calls the recorded run began.
     pub calls: usize,
     /// What a reader should know (a wall-clock stop is not a replayable point, ...).
@@ -158,19 +160,49 @@ impl Kernel {
             .outcome
             .clone()
             .ok_or_else(|| refuse(format!("the recording of {id} has no outcome")))?;
-        let same_component = self
+        let engine = self
             .registry
             .entries()
             .iter()
-            .any(|e| e.sha256 == record.engine_sha256 && e.description.id == record.engine);
-        if !same_component {
-            return Err(Error::new(
-                ErrorCode::EngineUnavailable,
-                format!(
-                    "the engine component that ran {id} (`{}`, sha256 {}) is gone; a replay needs exactly that component",
-                    record.engine, record.engine_sha256
-                ),
-            ));
+            .find(|e| e.description.id == record.engine);
+        match engine {
+            Some(entry) if entry.sha256 == record.engine_sha256 => {}
+            // Another component under the same id: what ran is not what would replay.
+            Some(entry) => {
+                return Ok(ReplayReport {
+                    id: id.to_string(),
+                    replay_id: None,
+                    identical: false,
+                    divergence: Some(format!(
+                        "the engine component changed: `{}` ran as sha256 {}, and is sha256 {} now ({})",
+                        record.engine,
+                        record.engine_sha256,
+                        entry.sha256,
+                        entry.path.display()
+                    )),
+                    recorded_status: recorded.status,
+                    replayed_status: None,
+                    calls: 0,
+                    notes: Vec::new(),
+                    trace: Vec::new(),
+                });
+            }
+            None => {
+                let problems = self.registry.problems().join("; ");
+                return Err(Error::new(
+                    ErrorCode::EngineUnavailable,
+                    format!(
+                        "the engine component that ran {id} (`{}`, sha256 {}) is gone; a replay needs exactly that component{}",
+                        record.engine,
+                        record.engine_sha256,
+                        if problems.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({problems})")
+                        }
+                    ),
+                ));
+            }
         }
         let player = Player::new(&tape, Blobs::new(self.data_dir.blob_dir()), trace);
         let calls = tape
@@ -207,11 +239,11 @@ impl Kernel {
         }
         Ok(ReplayReport {
             id: id.to_string(),
-            replay_id: report.id.clone(),
+            replay_id: Some(report.id.clone()),
             identical: divergence.is_none(),
             divergence,
             recorded_status: recorded.status,
-            replayed_status: replayed.status,
+            replayed_status: Some(replayed.status),
             calls,
             notes,
             trace: player.trace(),
