@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::{ReadableDatabase, ReadableTable, TableError};
 
 use super::schema::{EXECUTIONS, ExecutionRecord, TAPES};
 use super::store::{database, decode};
@@ -36,7 +36,12 @@ impl Journal {
     /// The replay record of execution `id`, if it was recorded.
     pub fn tape(&self, id: &str) -> Result<Option<Tape>, JournalError> {
         let read = self.db.begin_read().map_err(database)?;
-        let tapes = read.open_table(TAPES).map_err(database)?;
+        let tapes = match read.open_table(TAPES) {
+            Ok(tapes) => tapes,
+            // A journal written before replay records existed has none yet.
+            Err(TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(error) => return Err(database(error)),
+        };
         match tapes.get(id).map_err(database)? {
             Some(bytes) => Ok(Some(decode(id, bytes.value())?)),
             None => Ok(None),
@@ -86,5 +91,24 @@ impl Journal {
             .remove_all_but(&keep)
             .map_err(|error| JournalError::Blobs(Box::new(error)))?;
         Ok(pruned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::datadir::DataDir;
+    use crate::journal::Journal;
+
+    #[test]
+    fn a_journal_without_replay_records_answers_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = DataDir::new(dir.path());
+        let journal = Journal::open(&data).expect("journal");
+        // A journal of this schema whose tapes table was never created (an older forge-host).
+        let write = journal.db.begin_write().expect("write");
+        assert!(write.delete_table(super::TAPES).expect("drop the table"));
+        write.commit().expect("commit");
+        let journal = Journal::open(&data).expect("opened again");
+        assert_eq!(journal.tape("nothing").expect("no error"), None);
     }
 }
