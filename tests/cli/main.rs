@@ -10,6 +10,7 @@ mod disk;
 mod engines;
 mod habits;
 mod journal;
+mod mcp_approval;
 mod mcp_server;
 mod mcp_tools;
 mod no_leaks;

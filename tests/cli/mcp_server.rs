@@ -22,7 +22,7 @@ fn python() -> PathBuf {
 }
 
 /// How the driver reaches the server.
-enum Transport {
+pub(crate) enum Transport {
     /// It starts `forge-host mcp ARGS` itself.
     Stdio(Vec<String>),
     /// It connects to this URL.
@@ -30,7 +30,7 @@ enum Transport {
 }
 
 /// Runs scenario `name` of the driver and returns what it printed.
-fn drive(sandbox: &Sandbox, name: &str, transport: &Transport, extra: &[&str]) -> Value {
+pub(crate) fn drive(sandbox: &Sandbox, name: &str, transport: &Transport, extra: &[&str]) -> Value {
     let mut command = Command::new(python());
     command
         .arg(repo().join("tests/peers/mcp_drive.py"))
@@ -62,13 +62,13 @@ fn drive(sandbox: &Sandbox, name: &str, transport: &Transport, extra: &[&str]) -
 }
 
 /// `forge-host mcp --http 127.0.0.1:0 ARGS`, ended when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl HttpServer {
-    fn start(sandbox: &Sandbox, extra: &[&str]) -> Self {
+    pub(crate) fn start(sandbox: &Sandbox, extra: &[&str]) -> Self {
         Self::start_at(sandbox, "127.0.0.1:0", extra)
     }
 
@@ -106,7 +106,13 @@ fn assert_basic(out: &Value) {
     assert_eq!(out["server_name"], "forge-host");
     assert_eq!(
         out["tools"],
-        json!(["get_run", "run_javascript", "run_python", "search_tools"])
+        json!([
+            "get_run",
+            "resume_run",
+            "run_javascript",
+            "run_python",
+            "search_tools"
+        ])
     );
     let description = out["run_javascript_description"]
         .as_str()

@@ -10,16 +10,23 @@ prints one JSON object with what it saw; the Rust tests assert on it. Scenarios:
   once the cancelled one has ended), then a call succeeds;
 - concurrent: 8 calls at once;
 - upstream: a script calls a tool of an upstream MCP server (MCP behind MCP);
+- elicit: the client declares elicitation and answers each question with --answer (approve,
+  deny, decline); a run of --code is asked about its calls live;
+- pause: a client that cannot ask runs --code, which pauses; `resume_run` continues it with
+  --answer (approve, deny), and a second `resume_run` of it is refused (each --absent path is
+  checked before the resume);
 - bench: p50 of N `return 1` / `forge.result(1)` calls (and of upstream `echo`, when given).
 """
 
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
 
+import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -124,6 +131,48 @@ async def upstream(session, args):
     return {"result": structured(await session.call_tool("run_javascript", {"code": code}))}
 
 
+async def elicit(session, args):
+    return {"result": structured(await session.call_tool("run_javascript", {"code": args.code}))}
+
+
+def answerer(answer, asked):
+    """An elicitation callback that records each question and answers `answer`."""
+
+    async def callback(_context, params):
+        schema = params.requested_schema
+        if hasattr(schema, "model_dump"):
+            schema = schema.model_dump(by_alias=True, exclude_none=True)
+        asked.append(
+            {
+                "message": params.message,
+                "schema": schema,
+                "call": dict(params.meta or {}).get("forge-host/call"),
+            }
+        )
+        if answer == "decline":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"approve": answer == "approve"})
+
+    return callback
+
+
+async def pause(session, args):
+    paused = structured(await session.call_tool("run_javascript", {"code": args.code}))
+    run_id = (paused["structured"] or {}).get("id")
+    approve = args.answer == "approve"
+    absent_before_resume = [not os.path.exists(path) for path in args.absent]
+    resumed = structured(await session.call_tool("resume_run", {"id": run_id, "approve": approve}))
+    again = structured(await session.call_tool("resume_run", {"id": run_id, "approve": approve}))
+    record = structured(await session.call_tool("get_run", {"id": run_id}))
+    return {
+        "paused": paused,
+        "absent_before_resume": absent_before_resume,
+        "resumed": resumed,
+        "again": again,
+        "record": record,
+    }
+
+
 async def timed(call, n):
     times = []
     for _ in range(n):
@@ -154,6 +203,8 @@ SCENARIOS = {
     "cancel": cancel,
     "concurrent": concurrent,
     "upstream": upstream,
+    "elicit": elicit,
+    "pause": pause,
     "bench": bench,
 }
 
@@ -164,6 +215,8 @@ async def main():
     parser.add_argument("--stdio", help="JSON list: the server's command line")
     parser.add_argument("--http", help="the server's URL")
     parser.add_argument("--code", help="the script of `upstream`")
+    parser.add_argument("--answer", choices=["approve", "deny", "decline"], default="approve")
+    parser.add_argument("--absent", action="append", default=[], help="`pause`: a path that must not exist before the resume")
     parser.add_argument("-n", type=int, default=50)
     args = parser.parse_args()
     scenario = SCENARIOS[args.scenario]
@@ -175,10 +228,14 @@ async def main():
         transport = streamable_http_client(args.http)
     async with transport as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
+        asked = []
+        callback = answerer(args.answer, asked) if args.scenario == "elicit" else None
+        async with ClientSession(read, write, elicitation_callback=callback) as session:
             info = await session.initialize()
             out = await scenario(session, args)
             out["server_name"] = info.server_info.name
+            if callback is not None:
+                out["asked"] = asked
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 

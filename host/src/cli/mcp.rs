@@ -10,7 +10,7 @@ use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
-use forge_host::mcp_server::{ForgeMcp, ServerOptions, serve_http, serve_stdio};
+use forge_host::mcp_server::{AskVia, ForgeMcp, ServerOptions, serve_http, serve_stdio};
 
 /// Arguments of `forge-host mcp`.
 #[derive(Debug, clap::Args)]
@@ -18,7 +18,8 @@ use forge_host::mcp_server::{ForgeMcp, ServerOptions, serve_http, serve_stdio};
     after_help = "The limit flags are ceilings: a client's timeout_ms and memory_mb are \
 lowered to them, and the report says so under `clamped`.\n\nExamples:\n  forge-host mcp\n  \
 forge-host mcp --http 127.0.0.1:8808 --max-runs 4\n  \
-forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' --allow-write\n\n\
+forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' --allow-write\n  \
+forge-host mcp --workspace ./data --ask\n\n\
 In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}"
 )]
 pub struct McpArgs {
@@ -42,6 +43,20 @@ pub struct McpArgs {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateFlags,
+    /// Put a call the policy would deny to a person instead of failing it: through the client
+    /// (MCP elicitation) when it declared it can ask; otherwise, or with --ask=pause, the run
+    /// pauses there (status paused, APPROVAL_REQUIRED) and the `resume_run` tool continues it
+    #[arg(long, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "client")]
+    pub ask: Option<McpAsk>,
+}
+
+/// How `forge-host mcp --ask` puts a call to a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpAsk {
+    /// Through the client (elicitation/create) when it can ask; otherwise the run pauses.
+    Client,
+    /// The run pauses at the call, for `resume_run {id, approve}`.
+    Pause,
 }
 
 /// How long a stopping server waits for cancelled runs to end.
@@ -75,9 +90,14 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
     );
     let options = ServerOptions {
         ceilings,
-        policy: args.gate.policy(false),
+        policy: args.gate.policy(args.ask.is_some()),
         max_runs,
         default_session: args.session.clone(),
+        ask_via: match args.ask {
+            Some(McpAsk::Pause) => AskVia::Pause,
+            _ => AskVia::Client,
+        },
+        tool_sources: Some(args.sources.recorded()),
     };
     let server = ForgeMcp::new(kernel, sources.registry.clone(), options);
     let served = server.clone();

@@ -3,6 +3,7 @@
 //! serves every call, so a call costs what a library run costs; calls run concurrently up to
 //! `max_runs` and the rest queue.
 
+mod approval;
 mod render;
 mod request;
 mod serve;
@@ -18,6 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+pub use approval::AskVia;
 pub use request::Clamp;
 pub use serve::{serve_http, serve_stdio};
 
@@ -26,7 +28,7 @@ use crate::limits::Limits;
 use crate::output::Event;
 use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
-use request::{GetRunArguments, RunArguments, SearchArguments};
+use request::{GetRunArguments, ResumeArguments, RunArguments, SearchArguments};
 
 /// How the server runs scripts.
 #[derive(Debug, Clone)]
@@ -39,6 +41,11 @@ pub struct ServerOptions {
     pub max_runs: usize,
     /// The session of calls that name none.
     pub default_session: String,
+    /// With `policy.ask` (`--ask`): how a call the policy would deny is put to a person.
+    pub ask_via: AskVia,
+    /// Where the server's tools come from, as its command line said (journaled with each run,
+    /// so that `forge-host resume` connects the same ones).
+    pub tool_sources: Option<Value>,
 }
 
 /// Most matches `search_tools` returns.
@@ -97,7 +104,6 @@ impl ForgeMcp {
     ) -> CallToolResult {
         let inner = &self.inner;
         let (limits, clamps) = request::limits(&inner.options.ceilings, &arguments);
-        let cancel = CancelHandle::new();
         let filename = match lang {
             Lang::JavaScript => "script.js",
             Lang::Python => "script.py",
@@ -110,13 +116,54 @@ impl ForgeMcp {
                 .clone()
                 .unwrap_or_else(|| inner.options.default_session.clone()),
             inputs: arguments.inputs.clone(),
-            events: context
-                .meta
-                .get_progress_token()
-                .map(|token| progress_sink(token, context.peer.clone())),
-            cancel: Some(cancel.clone()),
+            tool_sources: inner.options.tool_sources.clone(),
             ..ExecutionRequest::new(arguments.code, filename)
         };
+        self.execute(request, &clamps, context).await
+    }
+
+    /// `resume_run`: a paused run continues in a new execution, with the person's answer.
+    async fn resume(
+        &self,
+        arguments: ResumeArguments,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let inner = &self.inner;
+        let record = match inner.kernel.journal().get(&arguments.id) {
+            Ok(record) => record,
+            Err(error) => return render::not_started(&error.into()),
+        };
+        if record.tool_sources != inner.options.tool_sources {
+            return render::not_started(&crate::error::Error::invalid_input(format!(
+                "run {} paused with other tools than this server's (--mcp, --workspace): resume \
+it with `forge-host resume {} --approve|--deny`",
+                record.id, record.id
+            )));
+        }
+        match inner.kernel.resume(&arguments.id, arguments.approve) {
+            Ok(request) => self.execute(request, &[], context).await,
+            Err(error) => render::not_started(&error),
+        }
+    }
+
+    /// Runs `request` in a slot of its own, with the client's progress, cancellation and (with
+    /// `--ask`) approval, and renders its report.
+    async fn execute(
+        &self,
+        mut request: ExecutionRequest,
+        clamps: &[Clamp],
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let inner = &self.inner;
+        let cancel = CancelHandle::new();
+        request.events = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress_sink(token, context.peer.clone()));
+        request.cancel = Some(cancel.clone());
+        if request.policy.ask && inner.options.ask_via == AskVia::Client {
+            request.asker = approval::client_asker(&context.peer, request.limits.timeout);
+        }
         let permit = tokio::select! {
             permit = inner.runs.clone().acquire_owned() => permit.ok(),
             () = context.ct.cancelled() => return render::cancelled_in_queue(),
@@ -147,7 +194,7 @@ impl ForgeMcp {
         });
         match outcome {
             Ok(report) => {
-                let result = render::report(&report, &clamps);
+                let result = render::report(&report, clamps);
                 if let (Ok(mut recent), Some(structured)) =
                     (inner.recent.lock(), &result.structured_content)
                 {
@@ -336,6 +383,7 @@ fn tool_list(catalog: &ToolRegistry, policy: &Policy) -> Vec<McpTool> {
         .read_only(false)
         .destructive(false)
         .open_world(policy.allow_external);
+    let runs_again = runs.clone();
     let reads = ToolAnnotations::new().read_only(true).open_world(false);
     let object = |value: Value| match value {
         Value::Object(map) => Arc::new(map),
@@ -386,6 +434,22 @@ metrics, id. `import forge`: `forge.result(value)` sets the result, tools are fu
             })),
         )
         .with_annotations(reads),
+        McpTool::new(
+            "resume_run",
+            "Continues a run that paused (status paused, APPROVAL_REQUIRED) at a tool call that \
+needs a person's approval: approve true runs that call, false fails it with TOOL_DENIED; the \
+script then goes on, in a new run whose report this returns. Nothing before the pause runs twice.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "The paused run's id"},
+                    "approve": {"type": "boolean", "description": "Whether the pending call may run"}
+                },
+                "required": ["id", "approve"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(runs_again),
     ]
 }
 
@@ -405,7 +469,7 @@ impl rmcp::ServerHandler for ForgeMcp {
         .with_instructions(
             "Run JavaScript or Python in a sandbox (run_javascript, run_python); scripts call the \
 tools listed in those tools' descriptions; search_tools finds tools in a large catalog; get_run \
-reads a run back from the journal.",
+reads a run back from the journal; resume_run continues a run paused for approval.",
         )
     }
 
@@ -449,9 +513,13 @@ reads a run back from the journal.",
             }
             "search_tools" => self.search(request::parse(name, request.arguments).map_err(bad)?),
             "get_run" => self.get_run(request::parse(name, request.arguments).map_err(bad)?),
+            "resume_run" => {
+                let arguments = request::parse(name, request.arguments).map_err(bad)?;
+                self.resume(arguments, context).await
+            }
             other => {
                 return Err(bad(format!(
-                    "no tool is called `{other}` (run_javascript, run_python, search_tools, get_run)"
+                    "no tool is called `{other}` (run_javascript, run_python, search_tools, get_run, resume_run)"
                 )));
             }
         };

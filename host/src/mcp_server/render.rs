@@ -66,6 +66,14 @@ pub fn report(report: &RunReport, clamps: &[Clamp]) -> CallToolResult {
             quoted(&error.message)
         ));
     }
+    if let Some(pending) = &report.pending {
+        text.push_str(&format!(
+            "\npending: `{}` with {}\nresume_run {{\"id\": \"{}\", \"approve\": true|false}} continues it",
+            pending.tool,
+            quoted(&pending.input.to_string()),
+            report.id
+        ));
+    }
     for value in &report.text {
         match value {
             Value::String(s) => text.push_str(&format!("\ntext: {}", quoted(s))),
@@ -140,6 +148,12 @@ pub fn record(
         fields.insert("script_sha256".into(), json!(record.script_sha256));
         fields.insert("limits".into(), record.limits.clone());
         fields.insert("calls".into(), json!(calls));
+        if let Some(pending) = &record.pending {
+            fields.insert("pending".into(), json!(pending));
+        }
+        if let Some(resumed_by) = &record.resumed_by {
+            fields.insert("resumed_by".into(), json!(resumed_by));
+        }
     }
     let mut text = format!("run {}: {}", record.id, record.status.as_str());
     if let (Some(code), Some(message)) = (record.error_code, &record.error_message) {

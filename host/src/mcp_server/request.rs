@@ -42,6 +42,16 @@ pub struct GetRunArguments {
     pub id: String,
 }
 
+/// `resume_run`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeArguments {
+    /// The paused run's id.
+    pub id: String,
+    /// The person's answer to its pending call.
+    pub approve: bool,
+}
+
 /// Parses a tool's arguments, with a message that names the tool.
 pub fn parse<T: serde::de::DeserializeOwned>(
     tool: &str,
