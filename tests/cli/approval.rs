@@ -207,3 +207,52 @@ fn a_resume_killed_mid_way_leaves_the_paused_run_resumable() {
         .count();
     assert_eq!(interrupted, 1, "{runs:#}");
 }
+
+#[test]
+fn a_paused_run_replays_identically_to_its_pause_and_its_replay_is_not_resumable() {
+    let sandbox = Sandbox::new();
+    let ws = workspace(&sandbox);
+    // A call is still in flight when the run pauses: the pause waits for it and records its
+    // answer, which the replay and the resume are both handed.
+    let script = "const n = Math.random();\n\
+        const slow = tools.sleep({ms: 30});\n\
+        await tools.workspace.write({path: 'out.txt', content: 'n=' + n});\n\
+        await slow;\n\
+        return n;";
+    let paused = pause(&sandbox, &ws, script, "--ask");
+    let id = paused["id"].as_str().expect("id");
+    let replay = sandbox.forge(&["replay", id, "--json", "--trace"]);
+    assert_eq!(replay.code(), 0, "{}\n{}", replay.stdout(), replay.stderr());
+    let replayed: Value = serde_json::from_str(&replay.stdout()).expect("json");
+    assert_eq!(replayed["identical"], true, "{replayed:#}");
+    assert_eq!(replayed["replayed_status"], "paused");
+    let trace = replayed["trace"].to_string();
+    assert!(trace.contains("paused for approval"), "{trace}");
+
+    let replay_id = replayed["replay_id"].as_str().expect("replay id");
+    let refused = sandbox.forge(&["resume", replay_id, "--approve"]);
+    assert_eq!(refused.code(), 2);
+    assert!(
+        refused.stderr().contains("is a replay of"),
+        "{}",
+        refused.stderr()
+    );
+
+    let (code, resumed) = resume(&sandbox, id, "--approve");
+    assert_eq!(code, 0, "{resumed:#}");
+    let content = paused["pending"]["input"]["content"]
+        .as_str()
+        .expect("content");
+    assert_eq!(content, format!("n={}", resumed["value"]));
+    let shown = sandbox.forge(&[
+        "journal",
+        "show",
+        resumed["id"].as_str().expect("id"),
+        "--json",
+    ]);
+    let shown: Value = serde_json::from_str(&shown.stdout()).expect("json");
+    assert_eq!(
+        shown["calls"][0]["decision"], "replayed from the recording",
+        "the sleep in flight at the pause did not run again: {shown:#}"
+    );
+}

@@ -152,6 +152,12 @@ pub enum BeginOutcome {
         /// The message.
         message: String,
     },
+    /// The run paused there: the call needs a person's approval (`--ask` with nobody to ask).
+    /// A replay pauses at it too; a resume meets it live, with the person's answer.
+    AwaitingApproval {
+        /// What would deny it.
+        reason: String,
+    },
     /// The host stopped the run there (its tool-call budget was spent).
     Stopped {
         /// The code the run ended with.
@@ -231,6 +237,9 @@ impl TapeEvent {
                     }
                     BeginOutcome::Stopped { code, .. } => {
                         format!("begin `{name}` input {short}… -> run stopped {code}")
+                    }
+                    BeginOutcome::AwaitingApproval { .. } => {
+                        format!("begin `{name}` input {short}… -> paused for approval")
                     }
                 }
             }

@@ -20,6 +20,11 @@ impl Kernel {
     /// had (the journal keeps how the caller described them, `tool_sources`).
     pub fn resume(&self, id: &str, approve: bool) -> Result<ExecutionRequest> {
         let record = self.journal.get(id)?;
+        if let Some(original) = &record.replay_of {
+            return Err(Error::invalid_input(format!(
+                "execution {id} is a replay of {original}, which ran nothing: resume {original} itself"
+            )));
+        }
         let tape = self.journal.tape(id)?;
         let (Some(pending), Some(tape)) = (record.pending.clone(), tape) else {
             if record.status == crate::journal::ExecutionState::Paused {

@@ -275,7 +275,19 @@ impl Player {
     /// all of it with `recorder`.
     pub fn resuming(tape: &Tape, blobs: Blobs, recorder: Recorder) -> Self {
         let player = Player::new(tape, blobs, false);
-        lock(&player.0).live_after = Some(recorder);
+        let mut playing = lock(&player.0);
+        // The call the run paused at is met live, with the person's answer.
+        playing.calls.retain(|(_, event)| {
+            !matches!(
+                event,
+                TapeEvent::Begin {
+                    outcome: BeginOutcome::AwaitingApproval { .. },
+                    ..
+                }
+            )
+        });
+        playing.live_after = Some(recorder);
+        drop(playing);
         player
     }
 

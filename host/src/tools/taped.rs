@@ -52,9 +52,7 @@ impl ToolCalls {
             return self.begun_on_tape(name, input, outcome);
         }
         let outcome = self.begin_live(name, input);
-        // The call a run pauses at is not on its tape: the resume meets it live.
-        let paused = matches!(outcome, Err(HostStop::ApprovalRequired { .. }));
-        if let Some(recorder) = self.recorder().filter(|_| !paused) {
+        if let Some(recorder) = self.recorder() {
             recorder.begin(name, input, begin_outcome(&outcome));
         }
         outcome
@@ -97,6 +95,22 @@ impl ToolCalls {
                         .push(record(CallStatus::Denied, Some(code), position));
                 }
                 Ok(Err(ToolError { code, message }))
+            }
+            // The recorded run paused here: so does the replay, with the same pending call.
+            BeginOutcome::AwaitingApproval { reason } => {
+                self.pending = Some(PendingApproval {
+                    tool: name.to_string(),
+                    effect,
+                    input: serde_json::from_str(input)
+                        .unwrap_or_else(|_| Value::String(input.to_string())),
+                    input_sha256: sha256_hex(input.as_bytes()),
+                    reason: reason.clone(),
+                });
+                Err(HostStop::ApprovalRequired {
+                    tool: name.to_string(),
+                    effect: effect.as_str(),
+                    reason,
+                })
             }
             BeginOutcome::Stopped { code, message } => match code {
                 ErrorCode::ToolBudget => Err(HostStop::ToolBudget {
@@ -179,7 +193,6 @@ impl ToolCalls {
                     recorder.complete(*id, as_answer(outcome));
                 }
                 Ok((None, outcome)) => recorder.begin(name, input, refused(outcome)),
-                Err(HostStop::ApprovalRequired { .. }) => {}
                 Err(stop) => recorder.begin(name, input, stopped(stop)),
             }
         }
@@ -189,6 +202,15 @@ impl ToolCalls {
     /// After a pause: lets the calls still in flight finish and records their answers, so that
     /// a resume is handed them instead of running them again.
     pub async fn drain_after_pause(&mut self) {
+        // A replay of a paused run is handed what the recorded run's drain received.
+        if let Deck::Playing(player) = self.deck.clone()
+            && player.recorder().is_none()
+        {
+            while let Ok(Served::Tape(Some((id, outcome)))) = player.wait_any() {
+                self.completed_on_tape(id, outcome);
+            }
+            return;
+        }
         let recorder = self.recorder();
         while let Some(done) = self.wait_any_live().await {
             if let Some(recorder) = &recorder {
@@ -219,9 +241,14 @@ fn refused<T>(outcome: &Result<T, ToolError>) -> BeginOutcome {
 }
 
 fn stopped(stop: &HostStop) -> BeginOutcome {
-    BeginOutcome::Stopped {
-        code: stop.code(),
-        message: stop.to_string(),
+    match stop {
+        HostStop::ApprovalRequired { reason, .. } => BeginOutcome::AwaitingApproval {
+            reason: reason.clone(),
+        },
+        _ => BeginOutcome::Stopped {
+            code: stop.code(),
+            message: stop.to_string(),
+        },
     }
 }
 
