@@ -47,6 +47,8 @@ pub struct Tape {
     pub not_replayable: Option<String>,
     /// The seed `wasi:random/insecure-seed` answered, as a decimal string (a u128).
     pub insecure_seed: String,
+    /// The hex key of the streams the run's random bytes came from.
+    pub random_seed: String,
     /// The catalog the script saw.
     pub catalog: Vec<RecordedTool>,
     /// The session's state as the run's snapshot held it.
@@ -97,21 +99,20 @@ pub enum TapeEvent {
         /// Nanoseconds.
         nanos: u64,
     },
-    /// `wasi:random/random` bytes: `reads` reads in a row, of equal length, one after the
-    /// other in `hex` (a guest that reads 4 bytes thousands of times costs one event).
+    /// `wasi:random/random` reads: `reads` reads in a row of `bytes` bytes each (a guest that
+    /// reads 4 bytes thousands of times costs one event). The bytes come from the stream the
+    /// tape's `random_seed` keys, so they are not kept.
     Random {
-        /// Hex.
-        hex: String,
+        /// Bytes a read took.
+        bytes: u32,
         /// How many reads.
-        #[serde(default = "one_read")]
         reads: u32,
     },
-    /// `wasi:random/insecure` bytes, as [`TapeEvent::Random`].
+    /// `wasi:random/insecure` reads, as [`TapeEvent::Random`].
     InsecureRandom {
-        /// Hex.
-        hex: String,
+        /// Bytes a read took.
+        bytes: u32,
         /// How many reads.
-        #[serde(default = "one_read")]
         reads: u32,
     },
     /// `begin-call` (or the first half of `call`).
@@ -130,10 +131,6 @@ pub enum TapeEvent {
         /// The response, or the failure.
         outcome: CompletionOutcome,
     },
-}
-
-fn one_read() -> u32 {
-    1
 }
 
 /// What `begin-call` answered.
@@ -213,14 +210,11 @@ impl TapeEvent {
         match self {
             TapeEvent::WallClock { secs, nanos } => format!("wall clock -> {secs}.{nanos:09} s"),
             TapeEvent::Monotonic { nanos } => format!("monotonic clock -> {nanos} ns"),
-            TapeEvent::Random { hex, reads } => {
-                format!("random -> {reads} read(s), {} bytes", hex.len() / 2)
+            TapeEvent::Random { bytes, reads } => {
+                format!("random -> {reads} read(s) of {bytes} bytes")
             }
-            TapeEvent::InsecureRandom { hex, reads } => {
-                format!(
-                    "insecure random -> {reads} read(s), {} bytes",
-                    hex.len() / 2
-                )
+            TapeEvent::InsecureRandom { bytes, reads } => {
+                format!("insecure random -> {reads} read(s) of {bytes} bytes")
             }
             TapeEvent::Begin {
                 name,

@@ -143,6 +143,7 @@ pub(super) fn resume_recorder(
         Blobs::new(kernel.data_dir.blob_dir()),
         Tape {
             insecure_seed: paused.insecure_seed.clone(),
+            random_seed: paused.random_seed.clone(),
             catalog: paused.catalog.clone(),
             snapshot: paused.snapshot.clone(),
             ..Tape::default()

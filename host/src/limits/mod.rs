@@ -242,14 +242,14 @@ declare_limits! {
         at_most: "memory",
         help: "The live task log on disk (forge-host logs ID)",
     }
-    /// Tool responses and random bytes a run's replay record may keep; past it the run goes on,
-    /// not replayable.
+    /// Tool-response bytes a run's replay record may keep; past it the run goes on, not
+    /// replayable. (Random bytes cost nothing: the tape keeps the seed they came from.)
     max_record_bytes: u64 {
         flag: "max-record",
         kind: Bytes,
         default: 16 * MIB,
         range: 0 => u64::MAX,
-        help: "Tool-response and random bytes the replay record keeps; past it the run is not replayable",
+        help: "Tool-response bytes the replay record keeps; past it the run is not replayable",
     }
 }
 

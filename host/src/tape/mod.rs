@@ -8,6 +8,7 @@
 //! are served from their own queues (a guest asks for them in the same order every time it does
 //! the same thing); tool calls must match in order, name and input hash.
 
+pub mod random;
 pub mod wasi;
 
 use std::collections::{HashSet, VecDeque};
@@ -19,6 +20,7 @@ use crate::journal::{
     BeginOutcome, Blobs, CompletionOutcome, RecordMode, RecordedOutcome, Tape, TapeEvent,
 };
 use crate::primitives::sha256_hex;
+use random::RandomStreams;
 
 /// What answers the guest: the world (recording or not) or a tape.
 #[derive(Clone, Default)]
@@ -58,19 +60,31 @@ pub struct Recorder(Arc<Mutex<Recording>>);
 struct Recording {
     tape: Tape,
     blobs: Blobs,
+    /// Where the run's random bytes come from (keyed by the tape's `random_seed`).
+    random: RandomStreams,
     /// Bytes of responses and random data the tape may still keep.
     budget_left: u64,
     budget: u64,
 }
 
 impl Recorder {
-    /// A recorder for a run recorded in `mode`, keeping up to `budget` bytes of responses and
-    /// random data (responses in `blobs`). `tape` holds what is known at the start (seed,
-    /// catalog, snapshot).
+    /// A recorder for a run recorded in `mode`, keeping up to `budget` bytes of responses (in
+    /// `blobs`). `tape` holds what is known at the start (seeds, catalog, snapshot); without a
+    /// `random_seed` it gets a new one.
     pub fn new(mode: RecordMode, budget: u64, blobs: Blobs, tape: Tape) -> Self {
+        let mut tape = Tape { mode, ..tape };
+        let random = match RandomStreams::from_hex(&tape.random_seed) {
+            Some(random) => random,
+            None => {
+                tape.random_seed = RandomStreams::fresh_seed();
+                RandomStreams::from_hex(&tape.random_seed)
+                    .unwrap_or_else(|| RandomStreams::new([0; random::SEED_BYTES]))
+            }
+        };
         Recorder(Arc::new(Mutex::new(Recording {
-            tape: Tape { mode, ..tape },
+            tape,
             blobs,
+            random,
             budget_left: budget,
             budget,
         })))
@@ -116,37 +130,48 @@ impl Recorder {
         self.push(TapeEvent::Monotonic { nanos }, 0);
     }
 
-    /// Random bytes handed out. A read of the same kind and length as the one just before
-    /// joins its event.
-    pub fn random(&self, bytes: &[u8], insecure: bool) {
+    /// Fills `dst` with the run's next random bytes (`insecure`: `wasi:random/insecure`'s),
+    /// and records the read.
+    pub fn fill_random(&self, dst: &mut [u8], insecure: bool) {
         let mut recording = lock(&self.0);
-        if !Self::spend(&mut recording, bytes.len() as u64) {
+        recording.random.fill(dst, insecure);
+        Self::note_random(&mut recording, dst.len(), insecure);
+    }
+
+    /// Records a read of `len` random bytes drawn elsewhere (by a resumed run's player, from
+    /// the same streams).
+    pub fn random_read(&self, len: usize, insecure: bool) {
+        Self::note_random(&mut lock(&self.0), len, insecure);
+    }
+
+    /// A read of the same kind and length as the one just before joins its event.
+    fn note_random(recording: &mut Recording, len: usize, insecure: bool) {
+        if recording.tape.not_replayable.is_some() {
             return;
         }
-        let joins = match recording.tape.events.last() {
-            Some(TapeEvent::Random { hex, reads }) if !insecure => {
-                hex.len() / 2 == bytes.len() * (*reads as usize)
-            }
-            Some(TapeEvent::InsecureRandom { hex, reads }) if insecure => {
-                hex.len() / 2 == bytes.len() * (*reads as usize)
-            }
-            _ => false,
-        };
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
         match recording.tape.events.last_mut() {
-            Some(TapeEvent::Random { hex, reads } | TapeEvent::InsecureRandom { hex, reads })
-                if joins =>
+            Some(TapeEvent::Random { bytes, reads })
+                if !insecure && *bytes == len && *reads < u32::MAX =>
             {
-                hex.push_str(&hex::encode(bytes));
                 *reads += 1;
             }
-            _ => {
-                let hex = hex::encode(bytes);
-                recording.tape.events.push(if insecure {
-                    TapeEvent::InsecureRandom { hex, reads: 1 }
-                } else {
-                    TapeEvent::Random { hex, reads: 1 }
-                });
+            Some(TapeEvent::InsecureRandom { bytes, reads })
+                if insecure && *bytes == len && *reads < u32::MAX =>
+            {
+                *reads += 1;
             }
+            _ => recording.tape.events.push(if insecure {
+                TapeEvent::InsecureRandom {
+                    bytes: len,
+                    reads: 1,
+                }
+            } else {
+                TapeEvent::Random {
+                    bytes: len,
+                    reads: 1,
+                }
+            }),
         }
     }
 
@@ -217,8 +242,10 @@ struct Playing {
     blobs: Blobs,
     wall: VecDeque<(usize, Duration)>,
     monotonic: VecDeque<(usize, u64)>,
-    random: VecDeque<(usize, Vec<u8>)>,
-    insecure: VecDeque<(usize, Vec<u8>)>,
+    random: VecDeque<RandomReads>,
+    insecure: VecDeque<RandomReads>,
+    /// The streams the recorded run's random bytes came from.
+    streams: Option<RandomStreams>,
     /// Begins and completions, in the order the guest met them.
     calls: VecDeque<(usize, TapeEvent)>,
     /// Calls begun and not yet completed.
@@ -243,6 +270,7 @@ impl Player {
             monotonic: VecDeque::new(),
             random: VecDeque::new(),
             insecure: VecDeque::new(),
+            streams: RandomStreams::from_hex(&tape.random_seed),
             calls: VecDeque::new(),
             in_flight: HashSet::new(),
             begun: 0,
@@ -257,11 +285,15 @@ impl Player {
                     playing.wall.push_back((at, Duration::new(*secs, *nanos)))
                 }
                 TapeEvent::Monotonic { nanos } => playing.monotonic.push_back((at, *nanos)),
-                TapeEvent::Random { hex, reads } => {
-                    split_reads(&mut playing.random, at, hex, *reads);
+                TapeEvent::Random { bytes, reads } => {
+                    playing
+                        .random
+                        .push_back(RandomReads::new(at, *bytes, *reads));
                 }
-                TapeEvent::InsecureRandom { hex, reads } => {
-                    split_reads(&mut playing.insecure, at, hex, *reads);
+                TapeEvent::InsecureRandom { bytes, reads } => {
+                    playing
+                        .insecure
+                        .push_back(RandomReads::new(at, *bytes, *reads));
                 }
                 TapeEvent::Begin { .. } | TapeEvent::Complete { .. } => {
                     playing.calls.push_back((at, event.clone()))
@@ -332,8 +364,8 @@ impl Player {
             ("tool call events", playing.calls.len()),
             ("wall-clock readings", playing.wall.len()),
             ("monotonic-clock readings", playing.monotonic.len()),
-            ("random reads", playing.random.len()),
-            ("insecure random reads", playing.insecure.len()),
+            ("random reads", reads_left(&playing.random)),
+            ("insecure random reads", reads_left(&playing.insecure)),
         ];
         let left: Vec<String> = left
             .iter()
@@ -398,49 +430,57 @@ impl Player {
         }
     }
 
-    /// Fills `buffer` with the next recorded random bytes. `false` when the tape has none for
-    /// it (a divergence, unless the run goes on live): the caller then fills it live and hands
-    /// it to [`Player::record_live_random`].
-    pub fn random(&self, buffer: &mut [u8], insecure: bool) -> bool {
+    /// Fills `buffer` with the recorded run's next random bytes, drawn again from the streams
+    /// its seed keys. A read of another length than the recorded one, or past the tape, is a
+    /// divergence, unless the run goes on live (then the streams go on too).
+    pub fn random(&self, buffer: &mut [u8], insecure: bool) {
         let mut playing = lock(&self.0);
+        let tracing = playing.tracing;
+        let goes_on_live = playing.live_after.is_some();
         let queue = if insecure {
             &mut playing.insecure
         } else {
             &mut playing.random
         };
-        let why = match queue.pop_front() {
-            Some((at, bytes)) if bytes.len() == buffer.len() => {
-                buffer.copy_from_slice(&bytes);
-                Self::played(&mut playing, at, || {
-                    let kind = if insecure {
-                        "insecure random"
-                    } else {
-                        "random"
-                    };
-                    format!("{kind} -> {} bytes", bytes.len())
-                });
-                if let Some(recorder) = &playing.live_after {
-                    recorder.random(buffer, insecure);
+        let mut traced = None;
+        let why = match queue.front_mut() {
+            Some(next) if next.bytes as usize == buffer.len() => {
+                if tracing && next.left == next.reads {
+                    traced = Some((next.at, next.describe(insecure)));
                 }
-                return true;
+                next.left -= 1;
+                if next.left == 0 {
+                    queue.pop_front();
+                }
+                None
             }
-            Some((at, bytes)) => format!(
+            Some(next) => Some(format!(
                 "event {}: the guest asked for {} random bytes, the recorded run for {}",
-                at + 1,
+                next.at + 1,
                 buffer.len(),
-                bytes.len()
-            ),
-            None if playing.live_after.is_some() => return false,
-            None => "the guest read more random bytes than the recorded run".to_string(),
+                next.bytes
+            )),
+            None if goes_on_live => None,
+            None => Some("the guest read more random bytes than the recorded run".to_string()),
         };
-        Self::diverge(&mut playing, why);
-        false
-    }
-
-    /// Random bytes a resumed run drew live, past its tape.
-    pub fn record_live_random(&self, bytes: &[u8], insecure: bool) {
-        if let Some(recorder) = &lock(&self.0).live_after {
-            recorder.random(bytes, insecure);
+        if let Some((at, line)) = traced {
+            Self::played(&mut playing, at, || line);
+        }
+        if let Some(why) = why {
+            Self::diverge(&mut playing, why);
+        }
+        match &mut playing.streams {
+            Some(streams) => streams.fill(buffer, insecure),
+            None => {
+                Self::diverge(
+                    &mut playing,
+                    "the recording has no readable random seed".into(),
+                );
+                rand_core::Rng::fill_bytes(&mut wasmtime_wasi::thread_rng(), buffer);
+            }
+        }
+        if let Some(recorder) = &playing.live_after {
+            recorder.random_read(buffer.len(), insecure);
         }
     }
 
@@ -562,16 +602,37 @@ impl Player {
     }
 }
 
-/// Queues the `reads` equal reads of one random event.
-fn split_reads(queue: &mut VecDeque<(usize, Vec<u8>)>, at: usize, hex: &str, reads: u32) {
-    let bytes = hex::decode(hex).unwrap_or_default();
-    let reads = (reads.max(1)) as usize;
-    let size = bytes.len() / reads;
-    if size == 0 {
-        queue.extend(std::iter::repeat_n((at, Vec::new()), reads));
-        return;
+/// The reads of one random event still to serve.
+struct RandomReads {
+    /// The event's index on the tape.
+    at: usize,
+    bytes: u32,
+    reads: u32,
+    left: u32,
+}
+
+impl RandomReads {
+    fn new(at: usize, bytes: u32, reads: u32) -> Self {
+        RandomReads {
+            at,
+            bytes,
+            reads,
+            left: reads,
+        }
     }
-    queue.extend(bytes.chunks(size).map(|chunk| (at, chunk.to_vec())));
+
+    fn describe(&self, insecure: bool) -> String {
+        let kind = if insecure {
+            "insecure random"
+        } else {
+            "random"
+        };
+        format!("{kind} -> {} read(s) of {} bytes", self.reads, self.bytes)
+    }
+}
+
+fn reads_left(queue: &VecDeque<RandomReads>) -> usize {
+    queue.iter().map(|reads| reads.left as usize).sum()
 }
 
 fn short(sha256: &str) -> &str {

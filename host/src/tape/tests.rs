@@ -23,8 +23,9 @@ fn what_was_recorded_plays_back_in_order() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (recorder, blobs) = recorder(dir.path(), 1 << 20);
     recorder.wall(Duration::new(5, 7));
-    recorder.random(&[1, 2, 3], false);
-    recorder.random(&[4, 5, 6], false);
+    let (mut first, mut second) = ([0; 3], [0; 3]);
+    recorder.fill_random(&mut first, false);
+    recorder.fill_random(&mut second, false);
     recorder.begin("sleep", "{\"ms\":30}", BeginOutcome::Started { id: 1 });
     recorder.begin("sleep", "{\"ms\":1}", BeginOutcome::Started { id: 2 });
     recorder.complete(2, Ok("{\"slept\":1}"));
@@ -35,10 +36,11 @@ fn what_was_recorded_plays_back_in_order() {
     assert_eq!(player.wall(Duration::ZERO), Duration::new(5, 7));
     assert_eq!(tape.events.len(), 6, "two reads of 3 bytes are one event");
     let mut bytes = [0; 3];
-    assert!(player.random(&mut bytes, false));
-    assert_eq!(bytes, [1, 2, 3]);
-    assert!(player.random(&mut bytes, false));
-    assert_eq!(bytes, [4, 5, 6]);
+    player.random(&mut bytes, false);
+    assert_eq!(bytes, first, "the same bytes, from the seed the tape keeps");
+    player.random(&mut bytes, false);
+    assert_eq!(bytes, second);
+    assert_ne!(first, second);
     assert_eq!(
         player.begin("sleep", "{\"ms\":30}"),
         Ok(Served::Tape(BeginOutcome::Started { id: 1 }))
@@ -65,7 +67,7 @@ fn what_was_recorded_plays_back_in_order() {
     );
     assert_eq!(player.divergence(), None);
     assert_eq!(player.unplayed(), None);
-    assert_eq!(player.trace().len(), 7);
+    assert_eq!(player.trace().len(), 6, "one line per event");
 }
 
 #[test]
@@ -123,7 +125,7 @@ fn reading_more_than_was_recorded_diverges_but_still_answers() {
     let player = Player::new(&Tape::default(), Blobs::new("/nonexistent"), false);
     assert_eq!(player.monotonic(42), 42);
     let mut bytes = [0; 4];
-    assert!(!player.random(&mut bytes, true));
+    player.random(&mut bytes, true);
     assert!(
         player
             .divergence()
@@ -161,12 +163,55 @@ fn a_resumed_run_plays_its_prefix_then_goes_on_live_recording_all_of_it() {
     assert_eq!(player.begin("write", "{}"), Ok(Served::Live));
     assert_eq!(player.wait_any(), Ok(Served::Live));
     let mut bytes = [0; 2];
-    assert!(
-        !player.random(&mut bytes, false),
-        "no recorded bytes: filled live"
-    );
-    player.record_live_random(&[7, 7], false);
+    player.random(&mut bytes, false);
     assert_eq!(player.divergence(), None);
     let tape = resumed.finish(outcome());
     assert_eq!(tape.events.len(), 5, "{:?}", tape.events);
+}
+
+#[test]
+fn random_bytes_replay_from_the_seed_and_a_read_of_another_length_diverges() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (recorder, blobs) = recorder(dir.path(), 1 << 20);
+    let mut drawn = vec![[0_u8; 4]; 1000];
+    for read in &mut drawn {
+        recorder.fill_random(read, false);
+    }
+    let mut insecure = [0; 8];
+    recorder.fill_random(&mut insecure, true);
+    let tape = recorder.finish(outcome());
+    assert_eq!(
+        tape.events,
+        [
+            TapeEvent::Random {
+                bytes: 4,
+                reads: 1000
+            },
+            TapeEvent::InsecureRandom { bytes: 8, reads: 1 }
+        ],
+        "1,000 reads are one event, and no bytes are kept"
+    );
+    let text = serde_json::to_string(&tape).expect("json");
+    assert!(text.len() < 400, "{text}");
+
+    let player = Player::new(&tape, blobs.clone(), false);
+    for expected in &drawn {
+        let mut read = [0; 4];
+        player.random(&mut read, false);
+        assert_eq!(&read, expected);
+    }
+    let mut again = [0; 8];
+    player.random(&mut again, true);
+    assert_eq!(again, insecure);
+    assert_eq!(player.divergence(), None);
+    assert_eq!(player.unplayed(), None);
+
+    let player = Player::new(&tape, blobs, false);
+    let mut longer = [0; 8];
+    player.random(&mut longer, false);
+    let why = player.divergence().expect("diverged");
+    assert!(
+        why.contains("asked for 8 random bytes, the recorded run for 4"),
+        "{why}"
+    );
 }

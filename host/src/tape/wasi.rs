@@ -115,16 +115,8 @@ impl TryRng for TapedRng {
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
         match &self.deck {
             Deck::Off => self.live.fill_bytes(dst),
-            Deck::Recording(recorder) => {
-                self.live.fill_bytes(dst);
-                recorder.random(dst, self.insecure);
-            }
-            Deck::Playing(player) => {
-                if !player.random(dst, self.insecure) {
-                    self.live.fill_bytes(dst);
-                    player.record_live_random(dst, self.insecure);
-                }
-            }
+            Deck::Recording(recorder) => recorder.fill_random(dst, self.insecure),
+            Deck::Playing(player) => player.random(dst, self.insecure),
         }
         Ok(())
     }
