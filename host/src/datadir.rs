@@ -204,11 +204,27 @@ impl DataDir {
         Ok(text)
     }
 
+    /// Creates the data directory when it is missing, readable by its owner only: the journal
+    /// holds scripts, state and the keys a replay draws a run's random bytes from.
     fn ensure(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.root).map_err(|source| DataDirError::Create {
-            path: self.root.clone(),
-            source,
-        })
+        use std::os::unix::fs::DirBuilderExt;
+        if self.root.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = self.root.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| DataDirError::Create {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(&self.root) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(source) => Err(DataDirError::Create {
+                path: self.root.clone(),
+                source,
+            }),
+        }
     }
 
     /// The database, opened on first use and shared by every clone of this `DataDir`.
@@ -244,5 +260,26 @@ impl DataDir {
                 Err(source) => return Err(DataDirError::Open { path, source }),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_data_directory_is_its_owners_only_and_an_existing_one_is_left_as_it_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("a/b/data");
+        DataDir::new(&root).database().expect("open");
+        let mode =
+            |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&root), 0o700);
+        let existing = dir.path().join("shared");
+        std::fs::create_dir(&existing).expect("mkdir");
+        std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        DataDir::new(&existing).database().expect("open");
+        assert_eq!(mode(&existing), 0o755, "the owner's choice stays");
     }
 }
