@@ -2,6 +2,7 @@
 //! `forge-host replay ID` feeds them back to the same component, which must then do exactly the
 //! same; a changed recording or component is found.
 
+use forge_host::primitives::sha256_hex;
 use serde_json::Value;
 
 use crate::util::{Lang, NO_ARGS, Sandbox, args};
@@ -112,11 +113,6 @@ fn an_altered_response_is_found_and_named() {
         why.contains("call 1") && why.contains("was altered"),
         "{why}"
     );
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(bytes))
 }
 
 #[test]

@@ -87,20 +87,29 @@ fn path_maps(flag: &str) -> String {
     maps
 }
 
-/// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
-/// clang-19 against wasi-libc.
-pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
-    let sysroot = wasi_sysroot()?;
+/// `cargo SUBCOMMAND --release --package PACKAGE` for a Rust guest, built for wasm32-wasip2 with
+/// the guests' reproducible flags.
+fn guest_cargo(subcommand: &str, package: &str) -> std::process::Command {
     let mut command = cargo();
     command
         .args([
             subcommand,
             "--release",
             "--package",
-            "forge-quickjs",
+            package,
             "--target",
             WASM_TARGET,
         ])
+        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
+    command
+}
+
+/// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
+/// clang-19 against wasi-libc.
+pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
+    let sysroot = wasi_sysroot()?;
+    let mut command = guest_cargo(subcommand, "forge-quickjs");
+    command
         // Without it rquickjs-sys downloads wasi-sdk, which this machine cannot reach.
         .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
         .env("CC_wasm32_wasip2", "clang-19")
@@ -112,8 +121,7 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
                 sysroot.display(),
                 path_maps("-ffile-prefix-map")
             ),
-        )
-        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
+        );
     Ok(command)
 }
 
@@ -126,18 +134,7 @@ pub fn build_quickjs() -> Result {
 
 /// `cargo SUBCOMMAND` for the Lua guest: omnilua is pure Rust, so no C compiler or sysroot.
 pub fn lua_cargo(subcommand: &str) -> std::process::Command {
-    let mut command = cargo();
-    command
-        .args([
-            subcommand,
-            "--release",
-            "--package",
-            "forge-lua",
-            "--target",
-            WASM_TARGET,
-        ])
-        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", guest_rustflags());
-    command
+    guest_cargo(subcommand, "forge-lua")
 }
 
 /// Builds the Lua engine and publishes it in `target/engines/`.
