@@ -6,7 +6,7 @@ use std::io::Read;
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::util::{NO_ARGS, Sandbox, args, repo};
 
@@ -96,51 +96,6 @@ fn eight_concurrent_runs_on_one_data_directory_are_all_recorded() {
             .expect("recorded");
         assert_eq!(record["status"], "succeeded");
     }
-}
-
-#[test]
-fn two_concurrent_runs_changing_one_key_one_commits_the_other_conflicts() {
-    let sandbox = Sandbox::new();
-    // Each reads, waits long enough for the other to start, then writes two keys.
-    let script = sandbox.script(
-        "bump.js",
-        "const seen = state.get('counter') ?? 0;\n\
-         await tools.call('sleep', {ms: 1500});\n\
-         const me = Math.random().toString();\n\
-         state.set('counter', seen + 1); state.set('writer-' + me, true);\n\
-         return me;",
-    );
-    let children: Vec<_> = (0..2)
-        .map(|_| {
-            sandbox
-                .command(&args!["run", &script, "--json", "--session", "shared"])
-                .spawn()
-                .expect("spawn")
-        })
-        .collect();
-    let reports: Vec<Value> = children
-        .into_iter()
-        .map(|c| {
-            serde_json::from_slice(&c.wait_with_output().expect("wait").stdout).expect("report")
-        })
-        .collect();
-    let winners: Vec<&Value> = reports
-        .iter()
-        .filter(|r| r["status"] == "succeeded")
-        .collect();
-    let losers: Vec<&Value> = reports
-        .iter()
-        .filter(|r| r["error"]["code"] == "STATE_CONFLICT")
-        .collect();
-    assert_eq!((winners.len(), losers.len()), (1, 1), "{reports:#?}");
-    let state = sandbox.forge(&["state", "list", "--json", "--session", "shared"]);
-    let state: Value = serde_json::from_str(&state.stdout()).expect("json");
-    let winner = winners[0]["value"].as_str().expect("value");
-    assert_eq!(
-        state,
-        json!({"counter": 1, format!("writer-{winner}"): true}),
-        "nothing of the loser was written"
-    );
 }
 
 /// A tiny deterministic generator for the kill points.
@@ -331,34 +286,6 @@ fn logs_show_what_a_run_printed_in_a_private_file() {
     let mode = std::fs::metadata(path).expect("log").permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert_eq!(sandbox.forge(&["logs", "nope"]).code(), 2);
-}
-
-#[test]
-fn state_commands_read_and_delete_a_sessions_values() {
-    let sandbox = Sandbox::new();
-    sandbox.run_js(
-        "state.set('a', {x: 1}); state.set('b', 2); return 1;",
-        &["--session", "cli"],
-    );
-    let got = sandbox.forge(&["state", "get", "a", "--session", "cli"]);
-    assert_eq!(got.stdout().trim(), r#"{"x":1}"#);
-    assert_eq!(
-        sandbox
-            .forge(&["state", "delete", "a", "--session", "cli"])
-            .code(),
-        0
-    );
-    let listed = sandbox.forge(&["state", "list", "--json", "--session", "cli"]);
-    assert_eq!(
-        serde_json::from_str::<Value>(&listed.stdout()).expect("json"),
-        json!({"b": 2})
-    );
-    assert_eq!(
-        sandbox
-            .forge(&["state", "get", "a", "--session", "cli"])
-            .code(),
-        2
-    );
 }
 
 /// A journal written by this version (schema 1) must open in every later one.

@@ -189,26 +189,6 @@ fn a_foreign_out_folder_is_refused_before_running() {
 }
 
 #[test]
-fn state_is_shared_between_javascript_and_python_in_one_session() {
-    let sandbox = Sandbox::new();
-    let js = sandbox.run_js(
-        "state.set('greeting', {from: 'js', n: 1}); return 'set';",
-        &["--session", "mixed"],
-    );
-    js.assert_succeeded();
-    let py = sandbox.run_py(
-        "import forge\ng = forge.state.get('greeting')\nforge.state.set('reply', {'from': 'python', 'saw': g})\nforge.result(g)\n",
-        &["--session", "mixed"],
-    );
-    assert_eq!(py.report()["value"], json!({"from": "js", "n": 1}));
-    let back = sandbox.run_js("return state.get('reply');", &["--session", "mixed"]);
-    assert_eq!(
-        back.report()["value"],
-        json!({"from": "python", "saw": {"from": "js", "n": 1}})
-    );
-}
-
-#[test]
 fn folder_inputs_keep_their_tree_and_are_listed_with_hashes() {
     let sandbox = Sandbox::new();
     let data = sandbox.dir.path().join("dataset");

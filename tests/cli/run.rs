@@ -130,58 +130,6 @@ fn json_mode_reports_a_run_that_could_not_start_as_one_object() {
     assert_eq!(run.report()["error"]["code"], "INVALID_INPUT");
 }
 
-#[test]
-fn state_is_committed_on_success_only_and_seen_by_the_same_session_only() {
-    let sandbox = Sandbox::new();
-    let bump = "const n = (state.get('count') ?? 0) + 1; state.set('count', n); return n;";
-    let fail_after_set =
-        "state.set('count', 100); state.set('other', true); throw new Error('no');";
-    let session = |name: &'static str| ["--session", name];
-    assert_eq!(sandbox.run_js(bump, &session("a")).report()["value"], 1);
-    assert_eq!(sandbox.run_js(bump, &session("a")).report()["value"], 2);
-    assert_eq!(
-        sandbox.run_js(fail_after_set, &session("a")).status(),
-        "failed"
-    );
-    assert_eq!(
-        sandbox.run_js(bump, &session("a")).report()["value"],
-        3,
-        "the failed run committed nothing"
-    );
-    assert_eq!(
-        sandbox.run_js(bump, &session("b")).report()["value"],
-        1,
-        "sessions are separate"
-    );
-    let keys = sandbox.run_js("return state.keys();", &session("a"));
-    assert_eq!(keys.report()["value"], json!(["count"]));
-    let deleted = sandbox.run_js(
-        "state.delete('count'); return state.get('count') ?? 'gone';",
-        &session("a"),
-    );
-    assert_eq!(deleted.report()["value"], "gone");
-    assert_eq!(
-        sandbox.run_js(bump, &session("a")).report()["value"],
-        1,
-        "the delete was committed"
-    );
-}
-
-#[test]
-fn state_budgets_are_enforced() {
-    let sandbox = Sandbox::new();
-    let big = "try { state.set('k', 'x'.repeat(300 * 1024)); return 'set'; } catch (e) { return e.code; }";
-    assert_eq!(
-        sandbox.run_js(big, NO_ARGS).report()["value"],
-        "BUDGET_EXCEEDED"
-    );
-    let total =
-        "for (let i = 0; i < 8; i++) state.set('k' + i, 'x'.repeat(200 * 1024)); return 'set';";
-    let run = sandbox.run_js(total, NO_ARGS);
-    assert_eq!(run.status(), "failed");
-    assert_eq!(run.error_code(), "BUDGET_EXCEEDED");
-}
-
 /// Four 600 ms sleeps finish within a 1.5 s timeout only if they overlap; with one at a time
 /// the same script times out. Each run proves one side; the margin (2.4 s of sleeping against
 /// 1.5 s) keeps this independent of machine speed.

@@ -8,6 +8,9 @@ use crate::{Result, run, workspace_root};
 /// Debian packages that compile QuickJS's C to wasm32 (FACTS: the verified route).
 const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
 
+/// The servers the distributed tests start on loopback (issue 16): etcd for shared state.
+const SERVER_PACKAGES: [&str; 2] = ["etcd-server", "nats-server"];
+
 /// The Rust target guest components are built for.
 pub const WASM_TARGET: &str = "wasm32-wasip2";
 
@@ -54,7 +57,12 @@ pub fn apt_install(names: &[&str]) -> Result {
             sudo.arg("apt-get");
             sudo
         };
-        command.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+        // RUNLEVEL=1: a package that ships a service (etcd) is installed, not started; the
+        // tests start their own servers on loopback.
+        command
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .env("RUNLEVEL", "1")
+            .args(args);
         command
     };
     let install = |missing: &[&str]| {
@@ -106,13 +114,14 @@ pub fn setup() -> Result {
     Ok(())
 }
 
-/// The real peers the tests drive, each installed only when its pin file changed (a second run,
-/// and a run offline, does nothing):
+/// The real peers the tests drive: Debian's etcd and nats-server when missing, and these, each
+/// installed only when its pin file changed (a second run, and a run offline, does nothing):
 /// - `tests/peers/package.json` (MCP servers, the MCP conformance suite with the Node it needs,
 ///   TypeScript): `npm ci` from the lock;
 /// - `tests/peers/requirements.txt` (the official Python MCP SDK): a venv in
 ///   `target/test-peers-venv`, installed with `--require-hashes`.
 pub fn test_peers() -> Result {
+    apt_install(&SERVER_PACKAGES)?;
     let dir = workspace_root().join("tests/peers");
     let stamped = |pins: &std::path::Path, stamp: &std::path::Path| -> Result<Option<String>> {
         let bytes = std::fs::read(pins).map_err(|e| format!("{}: {e}", pins.display()))?;

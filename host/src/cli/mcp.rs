@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
 use forge_host::mcp_server::{AskVia, ForgeMcp, ServerOptions, serve_http, serve_stdio};
@@ -43,6 +44,8 @@ pub struct McpArgs {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateFlags,
+    #[command(flatten)]
+    pub state: StateFlags,
     /// Put a call the policy would deny to a person instead of failing it: through the client
     /// (MCP elicitation) when it declared it can ask; otherwise, or with --ask=pause, the run
     /// pauses there (status paused, APPROVAL_REQUIRED) and the `resume_run` tool continues it
@@ -80,10 +83,11 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         .sources
         .connect(ceilings.max_call_response_bytes)
         .await?;
-    let kernel = Kernel::builder(data.resolve()?)
-        .tools(sources.registry.clone())
-        .build()
-        .await?;
+    let mut kernel = Kernel::builder(data.resolve()?).tools(sources.registry.clone());
+    if let Some(store) = args.state.store()? {
+        kernel = kernel.state(store);
+    }
+    let kernel = kernel.build().await?;
     let max_runs = args.max_runs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,

@@ -22,6 +22,7 @@ mod rerun;
 mod resume;
 mod run;
 mod state;
+mod state_flags;
 mod tool_sources;
 mod tools;
 

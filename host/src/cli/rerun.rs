@@ -30,15 +30,19 @@ pub struct RerunArgs {
 pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
         let data_dir = data.resolve()?;
-        let limits = forge_host::journal::Journal::open(&data_dir)
+        let record = forge_host::journal::Journal::open(&data_dir)
             .and_then(|journal| journal.get(&args.id))
-            .map_err(forge_host::Error::from)?
-            .limits();
-        let sources = args.sources.connect(limits.max_call_response_bytes).await?;
-        let kernel = Kernel::builder(data_dir)
-            .tools(sources.registry.clone())
-            .build()
+            .map_err(forge_host::Error::from)?;
+        let sources = args
+            .sources
+            .connect(record.limits().max_call_response_bytes)
             .await?;
+        let mut kernel = Kernel::builder(data_dir).tools(sources.registry.clone());
+        // The same session's state: where the first run kept it.
+        if let Some(store) = super::state_flags::recorded(record.state_store.as_deref())? {
+            kernel = kernel.state(store);
+        }
+        let kernel = kernel.build().await?;
         let mut request = kernel.rerun(&args.id)?;
         request.out_dir = args.out.clone();
         let report = execute(&kernel, request, args.json, true).await;

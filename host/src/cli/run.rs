@@ -10,6 +10,7 @@ use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::progress::Printer;
+use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::error::{Error, ErrorCode};
 use forge_host::journal::RecordMode;
@@ -71,6 +72,8 @@ pub struct RunArgs {
     pub sources: ToolSourceArgs,
     #[command(flatten)]
     pub gate: GateFlags,
+    #[command(flatten)]
+    pub state: StateFlags,
     /// Put a call the policy would deny to a person instead: on a terminal, y/N; without one,
     /// or with --ask=pause, the run pauses there (status paused, APPROVAL_REQUIRED) until
     /// `forge-host resume ID --approve|--deny`
@@ -140,10 +143,11 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
             .sources
             .connect(request.limits.max_call_response_bytes)
             .await?;
-        let kernel = Kernel::builder(data.resolve()?)
-            .tools(sources.registry.clone())
-            .build()
-            .await?;
+        let mut kernel = Kernel::builder(data.resolve()?).tools(sources.registry.clone());
+        if let Some(store) = args.state.store()? {
+            kernel = kernel.state(store);
+        }
+        let kernel = kernel.build().await?;
         let on_terminal = args.ask == Some(AskMode::Terminal);
         let report = execute(&kernel, request, args.json, on_terminal).await;
         // The servers end here, before the report is printed.

@@ -8,6 +8,8 @@ use super::run::default_session;
 use forge_host::error::Error;
 use forge_host::state::{RedbStateStore, StateStore};
 
+use super::state_flags::StateFlags;
+
 /// `forge-host state`.
 #[derive(Debug, clap::Subcommand)]
 pub enum StateCommand {
@@ -16,6 +18,8 @@ pub enum StateCommand {
         /// Session [default: the one of the working directory]
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
+        #[command(flatten)]
+        store: StateFlags,
         /// One JSON object
         #[arg(long)]
         json: bool,
@@ -27,6 +31,8 @@ pub enum StateCommand {
         /// Session [default: the one of the working directory]
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
+        #[command(flatten)]
+        store: StateFlags,
     },
     /// Deletes a key (later conflicting runs still see the deletion)
     Delete {
@@ -35,15 +41,25 @@ pub enum StateCommand {
         /// Session [default: the one of the working directory]
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
+        #[command(flatten)]
+        store: StateFlags,
     },
 }
 
 /// Runs `forge-host state ...`.
 pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode> {
-    let store = RedbStateStore::new(data.resolve()?);
+    let flags = match &command {
+        StateCommand::List { store, .. }
+        | StateCommand::Get { store, .. }
+        | StateCommand::Delete { store, .. } => store,
+    };
+    let store: std::sync::Arc<dyn StateStore> = match flags.store()? {
+        Some(store) => store,
+        None => std::sync::Arc::new(RedbStateStore::new(data.resolve()?)),
+    };
     let storage = |e: forge_host::state::CommitError| Error::from_source(e.code(), e);
     match command {
-        StateCommand::List { session, json } => {
+        StateCommand::List { session, json, .. } => {
             let session = session.unwrap_or_else(default_session);
             let snapshot = store.snapshot(&session).map_err(storage)?;
             let live: serde_json::Map<String, serde_json::Value> = snapshot
@@ -64,7 +80,7 @@ pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode
             }
             Ok(ExitCode::SUCCESS)
         }
-        StateCommand::Get { key, session } => {
+        StateCommand::Get { key, session, .. } => {
             let session = session.unwrap_or_else(default_session);
             let snapshot = store.snapshot(&session).map_err(storage)?;
             match snapshot.get(&key) {
@@ -78,7 +94,7 @@ pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode
                 .into()),
             }
         }
-        StateCommand::Delete { key, session } => {
+        StateCommand::Delete { key, session, .. } => {
             let session = session.unwrap_or_else(default_session);
             if store.delete_now(&session, &key).map_err(storage)? {
                 eprintln!("deleted `{key}` from session `{session}`");

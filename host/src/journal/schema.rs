@@ -369,6 +369,10 @@ pub struct ExecutionRecord {
     /// `--workspace`, `--mcp`, ...), so that `resume` can connect the same ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_sources: Option<serde_json::Value>,
+    /// Where its session state is kept, when not in this data directory (`etcd://...`), so
+    /// that `resume` and `rerun` commit where it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_store: Option<String>,
 }
 
 /// A tool call that waits for a person's approval.
@@ -449,6 +453,7 @@ mod tests {
             resumes: None,
             resumed_by: None,
             tool_sources: None,
+            state_store: None,
         };
         assert_eq!(record.limits().memory_bytes, 64 << 20);
     }

@@ -43,6 +43,7 @@ fn record(id: &str, owner: Owner) -> ExecutionRecord {
         resumes: None,
         resumed_by: None,
         tool_sources: None,
+        state_store: None,
     }
 }
 

@@ -64,7 +64,7 @@ fn validate(request: &ExecutionRequest) -> Result<()> {
 }
 
 /// The journal record of a new execution, already through validation and into preparing.
-fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
+fn new_record(facts: &Facts<'_>, state_store: Option<String>) -> ExecutionRecord {
     let request = facts.request;
     ExecutionRecord {
         id: facts.id.to_string(),
@@ -114,6 +114,7 @@ fn new_record(facts: &Facts<'_>) -> ExecutionRecord {
             .map(|r| r.of.clone()),
         resumed_by: None,
         tool_sources: request.tool_sources.clone(),
+        state_store,
     }
 }
 
@@ -160,7 +161,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         started,
         events: log.tee(request.events.clone()),
     };
-    let mut record = new_record(&facts);
+    let mut record = new_record(&facts, kernel.state.location());
     let prepared = match mounts {
         Ok(mounts) => prepare(kernel, &facts, mounts).await,
         Err(error) => Err(error),

@@ -122,6 +122,7 @@ pub struct KernelBuilder {
     engine_dirs: Option<Vec<PathBuf>>,
     cache: Option<Cache>,
     tools: ToolRegistry,
+    state: Option<Arc<dyn StateStore>>,
 }
 
 impl KernelBuilder {
@@ -143,6 +144,12 @@ impl KernelBuilder {
         self
     }
 
+    /// Where session state is kept [default: the data directory's journal].
+    pub fn state(mut self, store: Arc<dyn StateStore>) -> Self {
+        self.state = Some(store);
+        self
+    }
+
     /// Opens the journal (reconciling executions a dead process left open) and finds and
     /// verifies the engines.
     pub async fn build(self) -> Result<Kernel> {
@@ -153,7 +160,9 @@ impl KernelBuilder {
         let cache = self.cache.unwrap_or_else(Cache::default_location);
         let registry = EngineRegistry::discover(&dirs, cache).await;
         Ok(Kernel {
-            state: Arc::new(RedbStateStore::new(self.data_dir.clone())),
+            state: self
+                .state
+                .unwrap_or_else(|| Arc::new(RedbStateStore::new(self.data_dir.clone()))),
             jobs: JobPool::new(self.data_dir.root().join("jobs")),
             data_dir: self.data_dir,
             registry,
@@ -198,6 +207,7 @@ impl Kernel {
             data_dir,
             engine_dirs: None,
             cache: None,
+            state: None,
             tools: ToolRegistry::with_builtins(),
         }
     }

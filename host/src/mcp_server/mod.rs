@@ -140,6 +140,18 @@ it with `forge-host resume {} --approve|--deny`",
                 record.id, record.id
             )));
         }
+        if record.state_store != inner.kernel.state_store().location() {
+            return render::not_started(&crate::error::Error::invalid_input(format!(
+                "run {} paused with its state in {}, not where this server keeps it: resume it \
+with `forge-host resume {} --approve|--deny`",
+                record.id,
+                record
+                    .state_store
+                    .as_deref()
+                    .unwrap_or("its data directory"),
+                record.id
+            )));
+        }
         match inner.kernel.resume(&arguments.id, arguments.approve) {
             Ok(request) => self.execute(request, &[], context).await,
             Err(error) => render::not_started(&error),

@@ -2,10 +2,12 @@
 //! key. An execution reads a [`Snapshot`], changes only its private [`StateView`], and its
 //! changes are committed in one transaction, against the snapshot, only when it succeeds.
 //!
-//! The store sits behind [`StateStore`] so that a revisioned distributed KV (etcd's
-//! `mod_revision` plus compare-and-swap transactions) can implement it; [`RedbStateStore`] is the
-//! embedded default.
+//! The store sits behind [`StateStore`]: [`RedbStateStore`] is the embedded default, and
+//! [`EtcdStateStore`] keeps state in etcd (`--state etcd://...`) for forge-hosts on several
+//! machines, on etcd's `mod_revision` and compare-and-swap transactions.
 
+pub mod contract;
+pub mod etcd;
 #[cfg(test)]
 mod model_test;
 mod redb_store;
@@ -13,6 +15,7 @@ mod view;
 
 use std::collections::BTreeMap;
 
+pub use etcd::{EtcdLocation, EtcdStateStore};
 pub use redb_store::RedbStateStore;
 pub use view::{MAX_KEY_BYTES, StateFailure, StateView};
 
@@ -86,6 +89,22 @@ pub enum CommitError {
         /// Its key.
         key: String,
     },
+    /// etcd could not be reached, or refused the request (nothing was committed).
+    #[error("state store")]
+    Etcd(#[source] etcd::EtcdError),
+    /// The store could not do its work (nothing was committed).
+    #[error("state store: {0}")]
+    Unavailable(String),
+    /// More keys than one etcd transaction can change.
+    #[error(
+        "a commit to etcd changes at most {max} keys (etcd's --max-txn-ops), and this one changes {keys}"
+    )]
+    TooManyKeys {
+        /// Keys the commit changes.
+        keys: usize,
+        /// The most it may.
+        max: usize,
+    },
 }
 
 impl CommitError {
@@ -93,11 +112,15 @@ impl CommitError {
     pub fn code(&self) -> ErrorCode {
         match self {
             CommitError::Conflict { .. } => ErrorCode::StateConflict,
-            CommitError::OverBudget { .. } => ErrorCode::BudgetExceeded,
+            CommitError::OverBudget { .. } | CommitError::TooManyKeys { .. } => {
+                ErrorCode::BudgetExceeded
+            }
             CommitError::Open(_)
             | CommitError::Storage(_)
             | CommitError::Mark(_)
-            | CommitError::Corrupt { .. } => ErrorCode::IsolateFailure,
+            | CommitError::Corrupt { .. }
+            | CommitError::Etcd(_)
+            | CommitError::Unavailable(_) => ErrorCode::IsolateFailure,
         }
     }
 }
@@ -130,5 +153,23 @@ pub trait StateStore: Send + Sync {
     ) -> Result<u64, CommitError> {
         let _ = execution;
         self.commit(session, base, changes, max_bytes)
+    }
+
+    /// Deletes `key` of `session` outside any execution (`forge-host state delete`). Returns
+    /// whether it had a value.
+    fn delete_now(&self, session: &str, key: &str) -> Result<bool, CommitError> {
+        let base = self.snapshot(session)?;
+        if base.get(key).is_none() {
+            return Ok(false);
+        }
+        let changes = Changes::from([(key.to_string(), None)]);
+        self.commit(session, &base, &changes, u64::MAX)?;
+        Ok(true)
+    }
+
+    /// Where the state is kept, when it is not the data directory's journal (`etcd://...`):
+    /// the journal keeps it with each run, so that a resume commits where the run started.
+    fn location(&self) -> Option<String> {
+        None
     }
 }

@@ -62,18 +62,6 @@ impl RedbStateStore {
         self.dir.database().map_err(CommitError::Open)
     }
 
-    /// Deletes `key` outside any execution (the `state delete` command), leaving a tombstone.
-    /// Returns whether the key had a value.
-    pub fn delete_now(&self, session: &str, key: &str) -> Result<bool, CommitError> {
-        let base = self.snapshot(session)?;
-        if base.get(key).is_none() {
-            return Ok(false);
-        }
-        let changes = Changes::from([(key.to_string(), None)]);
-        self.commit(session, &base, &changes, u64::MAX)?;
-        Ok(true)
-    }
-
     /// Every session with state.
     pub fn sessions(&self) -> Result<Vec<String>, CommitError> {
         let db = self.database()?;
@@ -222,87 +210,33 @@ impl RedbStateStore {
 mod tests {
     use super::*;
 
-    fn store() -> (tempfile::TempDir, RedbStateStore) {
+    #[test]
+    fn the_redb_store_keeps_the_state_store_contract() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = RedbStateStore::new(DataDir::new(dir.path()));
-        (dir, store)
-    }
-
-    fn set(pairs: &[(&str, Option<&str>)]) -> Changes {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
-            .collect()
-    }
-
-    #[test]
-    fn commits_are_visible_to_later_snapshots_of_the_same_session_only() {
-        let (_dir, store) = store();
-        let base = store.snapshot("s1").expect("snapshot");
-        store
-            .commit("s1", &base, &set(&[("a", Some("1"))]), 1 << 20)
-            .expect("commit");
-        assert_eq!(store.snapshot("s1").expect("snapshot").get("a"), Some("1"));
-        assert_eq!(store.snapshot("s2").expect("snapshot").get("a"), None);
-        assert_eq!(store.sessions().expect("sessions"), ["s1"]);
-    }
-
-    #[test]
-    fn a_key_changed_since_the_snapshot_conflicts_and_nothing_is_written() {
-        let (_dir, store) = store();
-        let base = store.snapshot("s").expect("snapshot");
-        store
-            .commit("s", &base, &set(&[("a", Some("1"))]), 1 << 20)
-            .expect("first");
-        let error = store
-            .commit(
-                "s",
-                &base,
-                &set(&[("b", Some("2")), ("a", Some("3"))]),
-                1 << 20,
-            )
-            .expect_err("conflict");
+        if let Err(failure) = crate::state::contract::check(std::sync::Arc::new(store.clone()), "t")
+        {
+            panic!("{failure}");
+        }
+        let sessions = store.sessions().expect("sessions");
         assert!(
-            matches!(error, CommitError::Conflict { ref key } if key == "a"),
-            "{error}"
+            sessions
+                .iter()
+                .any(|s| s == "t-the-budget-counts-the-session-at-commit")
         );
-        let now = store.snapshot("s").expect("snapshot");
-        assert_eq!((now.get("a"), now.get("b")), (Some("1"), None));
     }
 
     #[test]
-    fn deletions_leave_tombstones_that_still_conflict() {
-        let (_dir, store) = store();
+    fn deletions_leave_tombstones_with_a_revision() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = RedbStateStore::new(DataDir::new(dir.path()));
         let empty = store.snapshot("s").expect("snapshot");
-        store
-            .commit("s", &empty, &set(&[("a", Some("1"))]), 1 << 20)
-            .expect("set");
+        let set = Changes::from([("a".to_string(), Some("1".to_string()))]);
+        store.commit("s", &empty, &set, 1 << 20).expect("set");
         let with_a = store.snapshot("s").expect("snapshot");
         assert!(store.delete_now("s", "a").expect("delete"));
         let after = store.snapshot("s").expect("snapshot");
-        assert_eq!(after.get("a"), None);
+        assert_eq!(after.entries["a"].value, None);
         assert!(after.entries["a"].revision > with_a.entries["a"].revision);
-        let error = store
-            .commit("s", &with_a, &set(&[("a", Some("2"))]), 1 << 20)
-            .expect_err("stale");
-        assert!(matches!(error, CommitError::Conflict { .. }));
-    }
-
-    #[test]
-    fn the_total_budget_is_checked_against_the_store_at_commit() {
-        let (_dir, store) = store();
-        let base = store.snapshot("s").expect("snapshot");
-        store
-            .commit("s", &base, &set(&[("a", Some("12345"))]), 10)
-            .expect("6 bytes");
-        let base = store.snapshot("s").expect("snapshot");
-        let error = store
-            .commit("s", &base, &set(&[("b", Some("12345"))]), 10)
-            .expect_err("12 bytes");
-        assert!(
-            matches!(error, CommitError::OverBudget { total: 12, max: 10 }),
-            "{error}"
-        );
-        assert_eq!(store.snapshot("s").expect("snapshot").get("b"), None);
     }
 }

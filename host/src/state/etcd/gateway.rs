@@ -1,0 +1,343 @@
+//! The two etcd v3 calls session state needs, `Range` and `Txn`, through etcd's JSON gateway:
+//! the same gRPC messages, posted as JSON to `/v3/kv/range` and `/v3/kv/txn` on the client port
+//! (bytes as base64, 64-bit integers as strings). It needs no code generated from etcd's protos,
+//! and the HTTP client is the one the MCP client already uses.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// How long one request to etcd may take before it counts as unreachable.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a request to etcd failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EtcdError {
+    /// No endpoint answered.
+    #[error("etcd is unreachable at {endpoints}")]
+    Unreachable {
+        /// The endpoints tried.
+        endpoints: String,
+        /// The last failure.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// etcd answered with an error.
+    #[error("etcd at {endpoint} refused the request (HTTP {status}): {message}")]
+    Refused {
+        /// The endpoint.
+        endpoint: String,
+        /// The HTTP status.
+        status: u16,
+        /// etcd's message.
+        message: String,
+    },
+    /// The answer is not a v3 response.
+    #[error("etcd at {endpoint} answered something that is not a v3 response: {detail}")]
+    Malformed {
+        /// The endpoint.
+        endpoint: String,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+/// One key as a range returned it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    /// The key.
+    pub key: Vec<u8>,
+    /// Its value.
+    pub value: Vec<u8>,
+    /// The store revision that last changed it.
+    pub mod_revision: u64,
+}
+
+/// What a range returned, all at one store revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Range {
+    /// The store revision the range was read at.
+    pub revision: u64,
+    /// The keys, in order.
+    pub kvs: Vec<KeyValue>,
+}
+
+/// A write of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// Put `value` at `key`.
+    Put {
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// Delete `key`.
+    Delete {
+        /// The key.
+        key: Vec<u8>,
+    },
+}
+
+/// What a transaction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnOutcome {
+    /// Whether every comparison held (and the writes were made).
+    pub succeeded: bool,
+    /// The store revision after it.
+    pub revision: u64,
+}
+
+/// A client of etcd's JSON gateway.
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    http: reqwest::Client,
+    /// `http://HOST:PORT`, tried in order.
+    endpoints: Vec<String>,
+}
+
+impl Gateway {
+    /// A client of the etcd members at `endpoints` (`HOST:PORT`).
+    pub fn new(endpoints: &[String]) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        Gateway {
+            http,
+            endpoints: endpoints
+                .iter()
+                .map(|endpoint| format!("http://{endpoint}"))
+                .collect(),
+        }
+    }
+
+    /// The keys from `key` up to `range_end` (exclusive), or `key` alone; at `revision`, or the
+    /// latest.
+    pub async fn range(
+        &self,
+        key: &[u8],
+        range_end: Option<&[u8]>,
+        revision: Option<u64>,
+    ) -> Result<Range, EtcdError> {
+        let mut body = json!({"key": BASE64.encode(key)});
+        if let Some(end) = range_end {
+            body["range_end"] = json!(BASE64.encode(end));
+        }
+        if let Some(revision) = revision {
+            body["revision"] = json!(revision.to_string());
+        }
+        let (endpoint, answer) = self.post("/v3/kv/range", &body).await?;
+        let answer: RangeAnswer = parse(&endpoint, answer)?;
+        let kvs = answer
+            .kvs
+            .into_iter()
+            .map(|kv| {
+                Ok(KeyValue {
+                    key: decode(&endpoint, &kv.key)?,
+                    value: decode(&endpoint, &kv.value)?,
+                    mod_revision: kv.mod_revision.get(&endpoint)?,
+                })
+            })
+            .collect::<Result<_, EtcdError>>()?;
+        Ok(Range {
+            revision: answer.header.revision.get(&endpoint)?,
+            kvs,
+        })
+    }
+
+    /// One transaction: if every key of `unchanged` still has the mod revision given (0: it
+    /// does not exist), make `writes`; otherwise nothing.
+    pub async fn txn(
+        &self,
+        unchanged: &[(Vec<u8>, u64)],
+        writes: &[Write],
+    ) -> Result<TxnOutcome, EtcdError> {
+        let compare: Vec<Value> = unchanged
+            .iter()
+            .map(|(key, revision)| {
+                json!({
+                    "key": BASE64.encode(key),
+                    "target": "MOD",
+                    "result": "EQUAL",
+                    "mod_revision": revision.to_string(),
+                })
+            })
+            .collect();
+        let success: Vec<Value> = writes
+            .iter()
+            .map(|write| match write {
+                Write::Put { key, value } => json!({"request_put": {
+                    "key": BASE64.encode(key),
+                    "value": BASE64.encode(value),
+                }}),
+                Write::Delete { key } => {
+                    json!({"request_delete_range": {"key": BASE64.encode(key)}})
+                }
+            })
+            .collect();
+        let body = json!({"compare": compare, "success": success});
+        let (endpoint, answer) = self.post("/v3/kv/txn", &body).await?;
+        let answer: TxnAnswer = parse(&endpoint, answer)?;
+        Ok(TxnOutcome {
+            succeeded: answer.succeeded,
+            revision: answer.header.revision.get(&endpoint)?,
+        })
+    }
+
+    /// Posts `body` to the first endpoint that answers.
+    async fn post(&self, path: &str, body: &Value) -> Result<(String, Value), EtcdError> {
+        let mut last = None;
+        for endpoint in &self.endpoints {
+            let sent = self
+                .http
+                .post(format!("{endpoint}{path}"))
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await;
+            let response = match sent {
+                Ok(response) => response,
+                Err(error) => {
+                    last = Some(error);
+                    continue;
+                }
+            };
+            let status = response.status();
+            let bytes = match response.bytes().await {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    last = Some(error);
+                    continue;
+                }
+            };
+            let answer: Value =
+                serde_json::from_slice(&bytes).map_err(|error| EtcdError::Malformed {
+                    endpoint: endpoint.clone(),
+                    detail: error.to_string(),
+                })?;
+            if !status.is_success() {
+                let message = answer["message"]
+                    .as_str()
+                    .or_else(|| answer["error"].as_str())
+                    .unwrap_or("no message")
+                    .to_string();
+                return Err(EtcdError::Refused {
+                    endpoint: endpoint.clone(),
+                    status: status.as_u16(),
+                    message,
+                });
+            }
+            return Ok((endpoint.clone(), answer));
+        }
+        match last {
+            Some(source) => Err(EtcdError::Unreachable {
+                endpoints: self.endpoints.join(", "),
+                source,
+            }),
+            None => Err(EtcdError::Malformed {
+                endpoint: String::new(),
+                detail: "no endpoint to ask".into(),
+            }),
+        }
+    }
+}
+
+/// A 64-bit integer as the gateway writes it: a string (or, leniently, a number); absent is 0.
+#[derive(Debug, Default, Deserialize)]
+#[serde(untagged)]
+enum Int64 {
+    Text(String),
+    Number(u64),
+    #[default]
+    Absent,
+}
+
+impl Int64 {
+    fn get(&self, endpoint: &str) -> Result<u64, EtcdError> {
+        match self {
+            Int64::Text(text) => text.parse().map_err(|_| EtcdError::Malformed {
+                endpoint: endpoint.to_string(),
+                detail: format!("`{text}` is not a revision"),
+            }),
+            Int64::Number(number) => Ok(*number),
+            Int64::Absent => Ok(0),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Header {
+    #[serde(default)]
+    revision: Int64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RangeAnswer {
+    #[serde(default)]
+    header: Header,
+    #[serde(default)]
+    kvs: Vec<RangeKv>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RangeKv {
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    value: String,
+    #[serde(default)]
+    mod_revision: Int64,
+}
+
+#[derive(Debug, Deserialize)]
+struct TxnAnswer {
+    #[serde(default)]
+    header: Header,
+    /// proto3 JSON leaves a false bool out.
+    #[serde(default)]
+    succeeded: bool,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(endpoint: &str, answer: Value) -> Result<T, EtcdError> {
+    serde_json::from_value(answer).map_err(|error| EtcdError::Malformed {
+        endpoint: endpoint.to_string(),
+        detail: error.to_string(),
+    })
+}
+
+fn decode(endpoint: &str, text: &str) -> Result<Vec<u8>, EtcdError> {
+    BASE64.decode(text).map_err(|error| EtcdError::Malformed {
+        endpoint: endpoint.to_string(),
+        detail: format!("bad base64: {error}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_parse_with_revisions_as_strings_and_defaults_left_out() {
+        let range: RangeAnswer = serde_json::from_value(json!({
+            "header": {"cluster_id": "1", "revision": "42"},
+            "kvs": [{"key": "YQ==", "value": "MQ==", "mod_revision": "7", "create_revision": "7"}],
+            "count": "1"
+        }))
+        .expect("range");
+        assert_eq!(range.header.revision.get("e").expect("rev"), 42);
+        assert_eq!(range.kvs[0].mod_revision.get("e").expect("rev"), 7);
+        assert_eq!(decode("e", &range.kvs[0].key).expect("key"), b"a");
+        let empty: RangeAnswer =
+            serde_json::from_value(json!({"header": {"revision": "3"}})).expect("empty");
+        assert!(empty.kvs.is_empty());
+        let failed: TxnAnswer =
+            serde_json::from_value(json!({"header": {"revision": "9"}})).expect("txn");
+        assert!(!failed.succeeded, "a false `succeeded` is left out");
+        assert!(Int64::Text("x".into()).get("e").is_err());
+    }
+}

@@ -1,0 +1,374 @@
+//! Session state on etcd (`--state etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`), so that forge-hosts
+//! on several machines share one state. A snapshot is one range read (one store revision); a
+//! commit is one transaction that compares each changed key's `mod_revision` with the snapshot's
+//! (0 for a key the snapshot did not have) and then puts or deletes them all, or does nothing.
+//!
+//! The byte budget is checked exactly as redb's: each session keeps its live byte count in a key
+//! of its own, which every commit compares and rewrites in the same transaction. A commit that
+//! loses only that race (another commit of the session, on other keys) reads the new count and
+//! tries again; one that finds a changed key is a `STATE_CONFLICT`. A deletion leaves a tombstone
+//! (an empty value: a JSON text is never empty) whose revision still conflicts with a snapshot
+//! taken before it, as redb's do.
+//!
+//! Keys: `PREFIX/state/<len>:<session>/<key>` (the session's byte length first, so that no
+//! session's keys are a prefix of another's) and `PREFIX/size/<len>:<session>`.
+
+mod gateway;
+
+use std::future::Future;
+use std::sync::mpsc;
+
+pub use gateway::{EtcdError, Gateway, Write};
+
+use super::{Changes, CommitError, Entry, Snapshot, StateStore};
+
+/// The prefix of a location that names none.
+pub const DEFAULT_PREFIX: &str = "forge-host";
+
+/// Most operations etcd allows in one transaction (its `--max-txn-ops` default).
+pub const MAX_TXN_OPS: usize = 128;
+
+/// Commits that lose only the race for the session's byte count try again this often.
+const MAX_ATTEMPTS: usize = 64;
+
+/// Where the state lives: `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdLocation {
+    /// `HOST:PORT` of each member, tried in order.
+    pub endpoints: Vec<String>,
+    /// The key prefix everything is kept under.
+    pub prefix: String,
+}
+
+impl EtcdLocation {
+    /// Parses `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let rest = text
+            .strip_prefix("etcd://")
+            .ok_or_else(|| format!("`{text}` is not etcd://HOST:PORT[/PREFIX]"))?;
+        let (hosts, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let endpoints: Vec<String> = hosts
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+            .collect();
+        if endpoints.is_empty() {
+            return Err(format!("`{text}` names no etcd member (etcd://HOST:PORT)"));
+        }
+        for endpoint in &endpoints {
+            let port = endpoint.rsplit_once(':').map(|(_, port)| port);
+            if port.and_then(|p| p.parse::<u16>().ok()).is_none() {
+                return Err(format!(
+                    "`{endpoint}` in `{text}` is not HOST:PORT (etcd's client port, 2379 by default)"
+                ));
+            }
+        }
+        let prefix = prefix.trim_matches('/');
+        Ok(EtcdLocation {
+            endpoints,
+            prefix: if prefix.is_empty() {
+                DEFAULT_PREFIX.to_string()
+            } else {
+                prefix.to_string()
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for EtcdLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "etcd://{}/{}", self.endpoints.join(","), self.prefix)
+    }
+}
+
+/// Runs the store's requests on a small runtime of its own, so that the synchronous
+/// [`StateStore`] calls work from any thread, inside an async runtime or not.
+#[derive(Debug)]
+struct Bridge {
+    handle: tokio::runtime::Handle,
+    /// Dropped with the store: the runtime's thread ends.
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Bridge {
+    fn new() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("forge-etcd".into())
+            .spawn(move || {
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+            })?;
+        Ok(Bridge {
+            handle,
+            _stop: stop,
+        })
+    }
+
+    /// Runs `work` there and waits for it; `None` if the runtime is gone.
+    fn run<T: Send + 'static>(&self, work: impl Future<Output = T> + Send + 'static) -> Option<T> {
+        let (done, result) = mpsc::sync_channel(1);
+        self.handle.spawn(async move {
+            let _ = done.send(work.await);
+        });
+        result.recv().ok()
+    }
+}
+
+/// Session state in etcd.
+#[derive(Debug)]
+pub struct EtcdStateStore {
+    location: EtcdLocation,
+    gateway: Gateway,
+    bridge: Bridge,
+}
+
+fn etcd(error: EtcdError) -> CommitError {
+    CommitError::Etcd(error)
+}
+
+impl EtcdStateStore {
+    /// A store at `location`. Nothing is contacted yet: the first snapshot says whether etcd
+    /// answers.
+    pub fn new(location: EtcdLocation) -> std::io::Result<Self> {
+        Ok(EtcdStateStore {
+            gateway: Gateway::new(&location.endpoints),
+            bridge: Bridge::new()?,
+            location,
+        })
+    }
+
+    fn session_dir(&self, session: &str) -> Vec<u8> {
+        format!(
+            "{}/state/{}:{session}/",
+            self.location.prefix,
+            session.len()
+        )
+        .into_bytes()
+    }
+
+    fn size_key(&self, session: &str) -> Vec<u8> {
+        format!("{}/size/{}:{session}", self.location.prefix, session.len()).into_bytes()
+    }
+
+    fn call<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = Result<T, EtcdError>> + Send + 'static,
+    ) -> Result<T, CommitError> {
+        self.bridge
+            .run(work)
+            .ok_or_else(|| CommitError::Unavailable("the etcd client's thread ended".into()))?
+            .map_err(etcd)
+    }
+
+    /// The session's keys at one revision, with the revision.
+    fn read_session(&self, session: &str) -> Result<(u64, Snapshot), CommitError> {
+        let dir = self.session_dir(session);
+        let end = prefix_end(&dir);
+        let gateway = self.gateway.clone();
+        let read_dir = dir.clone();
+        let range = self.call(async move { gateway.range(&read_dir, Some(&end), None).await })?;
+        let mut snapshot = Snapshot::default();
+        for kv in range.kvs {
+            let name = kv
+                .key
+                .strip_prefix(dir.as_slice())
+                .and_then(|name| String::from_utf8(name.to_vec()).ok());
+            let value = String::from_utf8(kv.value).ok();
+            let (Some(name), Some(value)) = (name, value) else {
+                return Err(CommitError::Corrupt {
+                    key: String::from_utf8_lossy(&kv.key).into_owned(),
+                });
+            };
+            let value = (!value.is_empty()).then_some(value);
+            snapshot.entries.insert(
+                name,
+                Entry {
+                    value,
+                    revision: kv.mod_revision,
+                },
+            );
+        }
+        Ok((range.revision, snapshot))
+    }
+
+    /// The session's live byte count and the revision of the key that holds it (0: none yet,
+    /// then it is counted from the keys).
+    fn read_size(&self, session: &str) -> Result<(u64, u64), CommitError> {
+        let key = self.size_key(session);
+        let gateway = self.gateway.clone();
+        let read_key = key.clone();
+        let range = self.call(async move { gateway.range(&read_key, None, None).await })?;
+        match range.kvs.first() {
+            Some(kv) => {
+                let count = std::str::from_utf8(&kv.value)
+                    .ok()
+                    .and_then(|text| text.parse().ok())
+                    .ok_or_else(|| CommitError::Corrupt {
+                        key: String::from_utf8_lossy(&key).into_owned(),
+                    })?;
+                Ok((count, kv.mod_revision))
+            }
+            None => Ok((self.read_session(session)?.1.live_bytes(), 0)),
+        }
+    }
+
+    /// The first changed key whose revision is not the snapshot's, if any.
+    fn first_changed(
+        &self,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+    ) -> Result<Option<String>, CommitError> {
+        let (_, now) = self.read_session(session)?;
+        Ok(changes
+            .keys()
+            .find(|key| {
+                now.entries.get(*key).map(|e| e.revision)
+                    != base.entries.get(*key).map(|e| e.revision)
+            })
+            .cloned())
+    }
+}
+
+/// The first key after every key that starts with `prefix`.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    // Every byte was 0xff: to the end of the keyspace.
+    vec![0]
+}
+
+impl StateStore for EtcdStateStore {
+    fn location(&self) -> Option<String> {
+        Some(self.location.to_string())
+    }
+
+    fn snapshot(&self, session: &str) -> Result<Snapshot, CommitError> {
+        Ok(self.read_session(session)?.1)
+    }
+
+    fn commit(
+        &self,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        max_bytes: u64,
+    ) -> Result<u64, CommitError> {
+        // Each changed key is compared and written, and the byte count too.
+        if changes.len() + 1 > MAX_TXN_OPS {
+            return Err(CommitError::TooManyKeys {
+                keys: changes.len(),
+                max: MAX_TXN_OPS - 1,
+            });
+        }
+        let dir = self.session_dir(session);
+        let key_of = |name: &str| [dir.as_slice(), name.as_bytes()].concat();
+        let base_revision = |name: &str| base.entries.get(name).map_or(0, |entry| entry.revision);
+        let live =
+            |name: &str, value: Option<&str>| value.map_or(0, |v| (name.len() + v.len()) as i128);
+        let delta: i128 = changes
+            .iter()
+            .map(|(name, value)| live(name, value.as_deref()) - live(name, base.get(name)))
+            .sum();
+        let writes: Vec<Write> = changes
+            .iter()
+            .map(|(name, value)| Write::Put {
+                key: key_of(name),
+                // A deletion is a tombstone: an empty value.
+                value: value.clone().unwrap_or_default().into_bytes(),
+            })
+            .collect();
+        for _ in 0..MAX_ATTEMPTS {
+            let (count, count_revision) = self.read_size(session)?;
+            let total = u64::try_from((i128::from(count) + delta).max(0)).unwrap_or(u64::MAX);
+            if total > max_bytes {
+                // A key someone else changed is the truer reason, when there is one.
+                if let Some(key) = self.first_changed(session, base, changes)? {
+                    return Err(CommitError::Conflict { key });
+                }
+                return Err(CommitError::OverBudget {
+                    total,
+                    max: max_bytes,
+                });
+            }
+            let mut unchanged: Vec<(Vec<u8>, u64)> = changes
+                .keys()
+                .map(|name| (key_of(name), base_revision(name)))
+                .collect();
+            unchanged.push((self.size_key(session), count_revision));
+            let mut attempt = writes.clone();
+            attempt.push(Write::Put {
+                key: self.size_key(session),
+                value: total.to_string().into_bytes(),
+            });
+            let gateway = self.gateway.clone();
+            let outcome = self.call(async move { gateway.txn(&unchanged, &attempt).await })?;
+            if outcome.succeeded {
+                return Ok(outcome.revision);
+            }
+            if let Some(key) = self.first_changed(session, base, changes)? {
+                return Err(CommitError::Conflict { key });
+            }
+            // Only the byte count moved: another commit of the session, on other keys.
+        }
+        Err(CommitError::Unavailable(format!(
+            "the session's byte count kept changing under {MAX_ATTEMPTS} attempts to commit"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_with_a_default_prefix_and_bad_ones_are_refused() {
+        let location = EtcdLocation::parse("etcd://127.0.0.1:2379").expect("parse");
+        assert_eq!(location.endpoints, ["127.0.0.1:2379"]);
+        assert_eq!(location.prefix, DEFAULT_PREFIX);
+        let location = EtcdLocation::parse("etcd://a:1,b:2/team/x/").expect("parse");
+        assert_eq!(location.endpoints, ["a:1", "b:2"]);
+        assert_eq!(location.prefix, "team/x");
+        assert_eq!(location.to_string(), "etcd://a:1,b:2/team/x");
+        for bad in ["http://a:1", "etcd://", "etcd://host", "etcd://host:port/x"] {
+            assert!(EtcdLocation::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn no_sessions_keys_are_a_prefix_of_anothers() {
+        let store = EtcdStateStore::new(EtcdLocation::parse("etcd://127.0.0.1:1").expect("loc"))
+            .expect("store");
+        let a = store.session_dir("a");
+        let ab = store.session_dir("a/b");
+        assert!(!ab.starts_with(&a) && !a.starts_with(&ab));
+        assert_eq!(prefix_end(b"ab/"), b"ab0");
+        assert_eq!(prefix_end(&[1, 0xff]), [2]);
+    }
+
+    #[test]
+    fn an_unreachable_etcd_is_a_clear_error() {
+        // Port 1 on loopback: nothing listens there.
+        let store = EtcdStateStore::new(EtcdLocation::parse("etcd://127.0.0.1:1").expect("loc"))
+            .expect("store");
+        let error = store.snapshot("s").expect_err("unreachable");
+        assert_eq!(error.code(), crate::error::ErrorCode::IsolateFailure);
+        let text = crate::error::chain_text(&error);
+        assert!(
+            text.contains("etcd is unreachable at http://127.0.0.1:1"),
+            "{text}"
+        );
+    }
+}
