@@ -215,7 +215,7 @@ pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The error of a failed execution, as reports and `provenance.json` show it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorReport {
     /// Stable code (SPEC §4).
     pub code: ErrorCode,

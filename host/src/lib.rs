@@ -36,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cluster;
 pub mod conformance;
 pub mod datadir;
 pub mod engines;

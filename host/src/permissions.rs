@@ -106,6 +106,32 @@ pub struct Question {
 pub type Asker = Arc<dyn Fn(&Question) -> bool + Send + Sync>;
 
 impl Policy {
+    /// What this policy and `ceiling` both allow: an effect flag only where both give it, every
+    /// deny rule of either, the allow rules both have, and no asking (a worker has nobody to
+    /// ask). A worker runs a submitted request with this, its own flags being the ceiling.
+    pub fn within(&self, ceiling: &Policy) -> Policy {
+        let mut deny = ceiling.deny.clone();
+        deny.extend(
+            self.deny
+                .iter()
+                .filter(|g| !ceiling.deny.contains(g))
+                .cloned(),
+        );
+        Policy {
+            allow_write: self.allow_write && ceiling.allow_write,
+            allow_process: self.allow_process && ceiling.allow_process,
+            allow_external: self.allow_external && ceiling.allow_external,
+            allow: self
+                .allow
+                .iter()
+                .filter(|g| ceiling.allow.contains(g))
+                .cloned()
+                .collect(),
+            deny,
+            ask: false,
+        }
+    }
+
     /// A policy that allows every effect.
     pub fn allow_all() -> Self {
         Policy {

@@ -3,6 +3,7 @@
 
 mod approval;
 mod boundary;
+mod cluster;
 mod compression;
 mod conformance;
 mod crash;

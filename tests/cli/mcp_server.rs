@@ -102,7 +102,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn assert_basic(out: &Value) {
+pub(crate) fn assert_basic(out: &Value) {
     assert_eq!(out["server_name"], "forge-host");
     assert_eq!(
         out["tools"],

@@ -1,6 +1,6 @@
 //! Real servers the distributed tests run against, on loopback, with data in temporary folders:
-//! etcd (Debian's `etcd-server`, installed by `cargo xtask test`). Each is ready when it says
-//! so on stderr; nothing is retried on a timer.
+//! etcd and NATS with JetStream (Debian's `etcd-server` and `nats-server`, installed by `cargo
+//! xtask test`). Each is ready when it says so on stderr; nothing is retried on a timer.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -142,5 +142,78 @@ impl EtcdServer {
 impl Drop for EtcdServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Where Debian installs nats-server.
+const NATS_SERVER: &str = "/usr/sbin/nats-server";
+
+/// One `nats-server -js`, killed when dropped.
+pub struct NatsServer {
+    child: Child,
+    /// `nats://127.0.0.1:PORT`.
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl NatsServer {
+    /// Starts one with JetStream on a port it picks itself.
+    pub fn start() -> Self {
+        assert!(
+            std::path::Path::new(NATS_SERVER).exists(),
+            "{NATS_SERVER} is missing: `cargo xtask test` installs Debian's nats-server"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("forge-nats-")
+            .tempdir()
+            .expect("tempdir");
+        let mut child = Command::new(NATS_SERVER)
+            .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start nats-server");
+        let stderr = child.stderr.take().expect("stderr");
+        let (ready, said) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut url = None;
+            let mut lines = Vec::new();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("Listening for client connections on ") {
+                    let address = line[at + "Listening for client connections on ".len()..].trim();
+                    url = Some(format!("nats://{address}"));
+                }
+                if line.contains("Server is ready")
+                    && let Some(url) = url.take()
+                {
+                    let _ = ready.send(Ok(url));
+                }
+                if lines.len() < 200 {
+                    lines.push(line);
+                }
+            }
+            let _ = ready.send(Err(lines.join("\n")));
+        });
+        match said.recv_timeout(READY_WITHIN) {
+            Ok(Ok(url)) => NatsServer {
+                child,
+                url,
+                _dir: dir,
+            },
+            Ok(Err(log)) => panic!("nats-server ended before it was ready:\n{log}"),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("nats-server was not ready within {READY_WITHIN:?}")
+            }
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -254,10 +254,15 @@ fn ratio(numbers: &Numbers, a: &str, b: &str) -> String {
     }
 }
 
+/// A number in its unit: runs per second for `..._per_s` keys, milliseconds otherwise.
 fn ms(numbers: &Numbers, key: &str) -> String {
-    numbers
-        .get(key)
-        .map_or("n/a".into(), |v| format!("{v:.3} ms"))
+    numbers.get(key).map_or("n/a".into(), |v| {
+        if key.ends_with("_per_s") {
+            format!("{v:.0}/s")
+        } else {
+            format!("{v:.3} ms")
+        }
+    })
 }
 
 /// One table row: forge-host's number, a peer's, and their ratio.
@@ -466,6 +471,35 @@ const RECORD_ROWS: [(&str, &str, &str, &str); 3] = [
     ),
 ];
 
+/// (measure, our key, peer, peer key) for the worker pool. Throughput rows are runs per second
+/// (higher is better); the machine has 2 cores, which every worker and the NATS server share.
+const CLUSTER_ROWS: [(&str, &str, &str, &str); 4] = [
+    (
+        "`return 1` runs through the queue, 1 worker (2 at once), runs/s",
+        "cluster_throughput_1_workers_runs_per_s",
+        "one process, 8 concurrent library runs, runs/s",
+        "throughput_return_1_8_concurrent_runs_per_s",
+    ),
+    (
+        "the same, 2 workers, runs/s",
+        "cluster_throughput_2_workers_runs_per_s",
+        "1 worker",
+        "cluster_throughput_1_workers_runs_per_s",
+    ),
+    (
+        "the same, 3 workers, runs/s",
+        "cluster_throughput_3_workers_runs_per_s",
+        "1 worker",
+        "cluster_throughput_1_workers_runs_per_s",
+    ),
+    (
+        "one queued `return 1`, submit to report, p50",
+        "cluster_return_1_p50_ms",
+        "the same run through the library API",
+        "library_return_1_p50_ms",
+    ),
+];
+
 fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)]) -> String {
     let mut text = String::from("# Benchmarks\n\n");
     text.push_str(&format!(
@@ -498,6 +532,13 @@ fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)])
         "## MCP (`forge-host mcp`, driven by the official Python MCP SDK)\n\n{TABLE_HEAD}"
     ));
     for (what, ours, peer_name, peer) in crate::bench_mcp::MCP_ROWS {
+        text.push_str(&row(numbers, what, ours, peer_name, peer));
+    }
+    text.push('\n');
+    text.push_str(&format!(
+        "## More than one machine (`forge-host worker` on NATS JetStream, all on this machine)\n\n{TABLE_HEAD}"
+    ));
+    for (what, ours, peer_name, peer) in CLUSTER_ROWS {
         text.push_str(&row(numbers, what, ours, peer_name, peer));
     }
     for (label, key) in [
@@ -560,6 +601,8 @@ pub fn bench() -> Result {
         "soak",
         "--example",
         "epoch_cost",
+        "--example",
+        "cluster_bench",
     ]))?;
     run(cargo().args(["build", "--release", "--package", "quickjs-native"]))?;
     let scratch = root.join("target/bench-scratch");
@@ -590,6 +633,12 @@ pub fn bench() -> Result {
     for text in crate::bench_soak::outputs(&root, &scratch)? {
         numbers.extend(json_numbers(&text));
     }
+    crate::setup::apt_install(&["nats-server"])?;
+    numbers.extend(json_numbers(&capture(
+        Command::new(root.join("target/release/examples/cluster_bench"))
+            .arg(root.join("target/release/forge-host"))
+            .arg(scratch.join("cluster")),
+    )?));
 
     let machine = capture(&mut Command::new("hostname"))
         .unwrap_or_else(|_| "machine".into())

@@ -27,6 +27,10 @@ pub enum JournalCommand {
         /// One JSON array
         #[arg(long)]
         json: bool,
+        /// The merged journal of the workers of this NATS server (`forge-host worker`)
+        /// instead of this data directory's; each record names its `worker`
+        #[arg(long, value_name = "URL")]
+        nats: Option<String>,
     },
     /// One execution and its nested calls
     Show {
@@ -89,7 +93,7 @@ fn line(record: &ExecutionRecord) -> String {
 }
 
 /// Runs `forge-host journal ...`.
-pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCode> {
     let dir = data.resolve()?;
     let journal = Journal::open(&dir).map_err(Error::from)?;
     match command {
@@ -114,6 +118,47 @@ pub fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<ExitCo
             status,
             limit,
             json,
+            nats: Some(url),
+        } => {
+            let cluster = forge_host::cluster::Cluster::connect(
+                &url,
+                &forge_host::cluster::QueueOptions::default(),
+            )
+            .await?;
+            let records: Vec<_> = cluster
+                .journal()
+                .await?
+                .into_iter()
+                .filter(|(_, r)| session.as_ref().is_none_or(|s| *s == r.session))
+                .filter(|(_, r)| status.is_none_or(|s| s == r.status))
+                .take(limit)
+                .collect();
+            if json {
+                let merged: Vec<serde_json::Value> = records
+                    .iter()
+                    .map(|(worker, record)| {
+                        let mut value = serde_json::to_value(record).unwrap_or_default();
+                        if let serde_json::Value::Object(fields) = &mut value {
+                            fields.insert("worker".into(), serde_json::json!(worker));
+                        }
+                        value
+                    })
+                    .collect();
+                out!("{}", serde_json::to_string(&merged)?)?;
+            } else if records.is_empty() {
+                eprintln!("no executions");
+            } else {
+                for (worker, record) in &records {
+                    out!("{worker}\t{}", line(record))?;
+                }
+            }
+        }
+        JournalCommand::List {
+            session,
+            status,
+            limit,
+            json,
+            nats: None,
         } => {
             let records = journal
                 .list(&ListFilter {

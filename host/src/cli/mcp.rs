@@ -46,6 +46,13 @@ pub struct McpArgs {
     pub gate: GateFlags,
     #[command(flatten)]
     pub state: StateFlags,
+    /// Hand runs to the workers of this NATS server (`forge-host worker`) instead of running
+    /// them here; the limit and gate flags still bound what a client may ask
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// With --nats: the queue runs go to
+    #[arg(long, value_name = "NAME", default_value = forge_host::cluster::DEFAULT_QUEUE)]
+    pub queue: String,
     /// Put a call the policy would deny to a person instead of failing it: through the client
     /// (MCP elicitation) when it declared it can ask; otherwise, or with --ask=pause, the run
     /// pauses there (status paused, APPROVAL_REQUIRED) and the `resume_run` tool continues it
@@ -102,6 +109,17 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
             _ => AskVia::Client,
         },
         tool_sources: Some(args.sources.recorded()),
+        pool: match &args.nats {
+            Some(url) => Some(forge_host::mcp_server::Pool {
+                cluster: forge_host::cluster::Cluster::connect(
+                    url,
+                    &forge_host::cluster::QueueOptions::default(),
+                )
+                .await?,
+                queue: args.queue.clone(),
+            }),
+            None => None,
+        },
     };
     let server = ForgeMcp::new(kernel, sources.registry.clone(), options);
     let served = server.clone();
@@ -130,7 +148,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
 }
 
 /// Resolves at Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(super) async fn shutdown_signal() {
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut signal) => {

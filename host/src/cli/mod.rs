@@ -23,8 +23,10 @@ mod resume;
 mod run;
 mod state;
 mod state_flags;
+mod submit;
 mod tool_sources;
 mod tools;
+mod worker;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -96,6 +98,10 @@ enum Command {
     /// Serve MCP (stdio, or Streamable HTTP with --http): run_javascript, run_python,
     /// search_tools, get_run.
     Mcp(Box<mcp::McpArgs>),
+    /// Runs the requests of a NATS JetStream queue on this machine (forge-host past one machine).
+    Worker(Box<worker::WorkerArgs>),
+    /// Runs a script on the workers of a queue and waits for its report, as `run` does.
+    Submit(Box<submit::SubmitArgs>),
     /// Engines with their hashes and a probe run of each, and where data and caches are.
     Status {
         /// One JSON object
@@ -128,13 +134,15 @@ pub fn main() -> ExitCode {
             Command::Rerun(args) => rerun::run(&cli.data, args).await,
             Command::Replay(args) => replay::run(&cli.data, args).await,
             Command::Resume(args) => resume::run(&cli.data, args).await,
-            Command::Journal(command) => journal::run(&cli.data, command),
+            Command::Journal(command) => journal::run(&cli.data, command).await,
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
             Command::Engines(command) => engines::run(&cli.data, command).await,
             Command::Packages(command) => packages::run(&cli.data, command),
             Command::Tools(args) => tools::run(args).await,
             Command::Mcp(args) => mcp::run(&cli.data, *args).await,
+            Command::Worker(args) => worker::run(&cli.data, *args).await,
+            Command::Submit(args) => submit::run(*args).await,
             Command::Status { json } => engines::status(&cli.data, json).await,
         }
     });

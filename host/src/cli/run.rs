@@ -161,8 +161,28 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
     report_outcome(outcome, args.json)
 }
 
+/// Where a script comes from: a file (or `-` for stdin), or `-e CODE`, with `--lang` and
+/// `--engine` (`run` and `submit`).
+pub(super) struct ScriptArgs<'a> {
+    pub file: Option<&'a std::path::Path>,
+    pub eval: Option<&'a str>,
+    pub lang: Option<Lang>,
+    pub engine: Option<&'a str>,
+}
+
+impl RunArgs {
+    fn script_args(&self) -> ScriptArgs<'_> {
+        ScriptArgs {
+            file: self.file.as_deref(),
+            eval: self.eval.as_deref(),
+            lang: self.lang,
+            engine: self.engine.as_deref(),
+        }
+    }
+}
+
 /// The script's source and the name it runs under.
-fn script(args: &RunArgs) -> Result<(String, String), Error> {
+pub(super) fn script(args: &ScriptArgs<'_>) -> Result<(String, String), Error> {
     let named = |stem: &str| -> Result<String, Error> {
         match (args.lang, &args.engine) {
             (Some(lang), _) => Ok(format!("{stem}{}", lang.extension())),
@@ -173,10 +193,10 @@ fn script(args: &RunArgs) -> Result<(String, String), Error> {
             ))),
         }
     };
-    if let Some(code) = &args.eval {
-        return Ok((code.clone(), named("eval")?));
+    if let Some(code) = args.eval {
+        return Ok((code.to_string(), named("eval")?));
     }
-    let file = args.file.as_deref().unwrap_or(std::path::Path::new("-"));
+    let file = args.file.unwrap_or(std::path::Path::new("-"));
     if file == std::path::Path::new("-") {
         let mut source = Vec::new();
         std::io::stdin()
@@ -207,7 +227,7 @@ fn script(args: &RunArgs) -> Result<(String, String), Error> {
 }
 
 fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
-    let (source, filename) = script(args)?;
+    let (source, filename) = script(&args.script_args())?;
     Ok(ExecutionRequest {
         engine: args.engine.clone(),
         limits: args.limits.limits(args.config.as_deref())?,
@@ -276,7 +296,7 @@ pub(super) fn report_outcome(
     }
 }
 
-fn print_report(report: &RunReport, json: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn print_report(report: &RunReport, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         out!("{}", serde_json::to_string(report)?)?;
     } else {

@@ -11,7 +11,7 @@ use super::copy::{CopyError, copy_hashed};
 use crate::error::{Error, ErrorCode, Result};
 
 /// One input file as copied into `/input`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct InputRecord {
     /// Path below `/input`, `/`-separated (a folder input keeps its tree).
     pub name: String,

@@ -196,9 +196,14 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     let record_durable: RecordDurable = {
         let journal = kernel.journal.clone();
         let created = created.clone();
+        let before_effects = request.before_effects.clone();
         async move {
             journal.flush_grouped();
-            created.await
+            created.await?;
+            match before_effects {
+                Some(hook) => hook().await.map_err(Arc::<str>::from),
+                None => Ok(()),
+            }
         }
         .boxed()
         .shared()

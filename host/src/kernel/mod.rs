@@ -5,6 +5,7 @@
 
 mod cancel;
 mod execute;
+pub use execute::new_execution_id;
 mod facts;
 pub mod lifecycle;
 mod replay;
@@ -85,7 +86,17 @@ pub struct ExecutionRequest {
     /// The execution id, when the caller chose it beforehand (a resume claims its paused run
     /// with it); otherwise a new one.
     pub id: Option<String>,
+    /// Called once, before the run first changes anything outside itself (a call with a
+    /// `write`, `process` or `external` effect, a state commit, a publication), after its
+    /// journal record is durable. A worker marks its attempt there, so that a redelivered run
+    /// that may have had effects is never run again. An `Err` stops those changes.
+    pub before_effects: Option<BeforeEffects>,
 }
+
+/// See [`ExecutionRequest::before_effects`].
+pub type BeforeEffects = Arc<
+    dyn Fn() -> futures::future::BoxFuture<'static, std::result::Result<(), String>> + Send + Sync,
+>;
 
 impl ExecutionRequest {
     /// A request for `source` named `filename`, with default limits, a closed policy, the
@@ -112,6 +123,7 @@ impl ExecutionRequest {
             replay: None,
             tool_sources: None,
             id: None,
+            before_effects: None,
         }
     }
 }

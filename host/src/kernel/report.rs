@@ -1,6 +1,6 @@
 //! What an execution reports to its caller: the `--json` object of the CLI contract.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ErrorReport;
@@ -8,7 +8,7 @@ use crate::files::InputRecord;
 use crate::journal::{CallRecord, ExecutionState, Metrics, PendingApproval, PublishedFile};
 
 /// The report of one execution.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     /// Execution id.
     pub id: String,

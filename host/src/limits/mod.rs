@@ -254,6 +254,26 @@ declare_limits! {
 }
 
 impl Limits {
+    /// These limits, each lowered to `ceilings`' where it is higher (`off` is the highest), and
+    /// the flags of the limits that were lowered. A worker runs what it is sent within its own.
+    pub fn within(&self, ceilings: &Limits) -> (Limits, Vec<&'static str>) {
+        let mut limits = self.clone();
+        let mut lowered = Vec::new();
+        for spec in LIMITS {
+            let (asked, ceiling) = ((spec.get)(self), (spec.get)(ceilings));
+            let used = match (asked, ceiling) {
+                (_, LimitValue::Off) => asked,
+                (LimitValue::Off, LimitValue::Number(_)) => ceiling,
+                (LimitValue::Number(a), LimitValue::Number(c)) => LimitValue::Number(a.min(c)),
+            };
+            if used != asked {
+                (spec.set)(&mut limits, used);
+                lowered.push(spec.flag);
+            }
+        }
+        (limits, lowered)
+    }
+
     /// Rejects a value out of its range, or larger than the limit it must fit in, with
     /// `INVALID_INPUT`.
     pub fn validate(&self) -> Result<()> {
@@ -311,6 +331,32 @@ mod duration_ms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_within_ceilings_are_lowered_to_them_and_off_is_the_highest() {
+        let asked = Limits {
+            timeout: Duration::from_secs(600),
+            memory_bytes: 32 * MIB,
+            ..Limits::default()
+        };
+        let ceilings = Limits {
+            fuel: Some(1_000),
+            ..Limits::default()
+        };
+        let (used, lowered) = asked.within(&ceilings);
+        assert_eq!(used.timeout, ceilings.timeout);
+        assert_eq!(used.memory_bytes, 32 * MIB, "a lower ask stands");
+        assert_eq!(
+            used.fuel,
+            Some(1_000),
+            "no fuel limit asked: the ceiling's applies"
+        );
+        assert_eq!(lowered, ["timeout", "fuel"]);
+        assert_eq!(
+            Limits::default().within(&Limits::default()).1,
+            Vec::<&str>::new()
+        );
+    }
     use crate::error::ErrorCode;
 
     #[test]

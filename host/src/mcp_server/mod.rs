@@ -46,6 +46,23 @@ pub struct ServerOptions {
     /// Where the server's tools come from, as its command line said (journaled with each run,
     /// so that `forge-host resume` connects the same ones).
     pub tool_sources: Option<Value>,
+    /// Runs go to the workers of this queue (`mcp --nats`) instead of this process's kernel.
+    pub pool: Option<Pool>,
+}
+
+/// The workers an MCP server hands its runs to.
+#[derive(Clone)]
+pub struct Pool {
+    /// The NATS connection.
+    pub cluster: crate::cluster::Cluster,
+    /// The queue.
+    pub queue: String,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pool({} queue {})", self.cluster.url(), self.queue)
+    }
 }
 
 /// Most matches `search_tools` returns.
@@ -172,6 +189,9 @@ with `forge-host resume {} --approve|--deny`",
             .meta
             .get_progress_token()
             .map(|token| progress_sink(token, context.peer.clone()));
+        if let Some(pool) = &inner.options.pool {
+            return self.submit(pool, request, clamps, context).await;
+        }
         request.cancel = Some(cancel.clone());
         if request.policy.ask && inner.options.ask_via == AskVia::Client {
             request.asker = approval::client_asker(&context.peer, request.limits.timeout);
@@ -209,6 +229,58 @@ with `forge-host resume {} --approve|--deny`",
                 let result = render::report(&report, clamps);
                 if let (Ok(mut recent), Some(structured)) =
                     (inner.recent.lock(), &result.structured_content)
+                {
+                    if recent.len() == RECENT_REPORTS {
+                        recent.pop_front();
+                    }
+                    recent.push_back((report.id.clone(), structured.clone()));
+                }
+                result
+            }
+            Err(error) => render::not_started(&error),
+        }
+    }
+
+    /// Hands `request` to the pool's workers and renders the report they send back. A client
+    /// that cancels stops waiting; the run itself goes on on its worker.
+    async fn submit(
+        &self,
+        pool: &Pool,
+        request: ExecutionRequest,
+        clamps: &[Clamp],
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if request.replay.is_some() {
+            return render::not_started(&crate::error::Error::invalid_input(
+                "a run of a worker pool cannot be resumed here: resume it where it ran",
+            ));
+        }
+        let submission = crate::cluster::submit::Submission {
+            source: request.source,
+            filename: request.filename,
+            engine: request.engine,
+            limits: request.limits,
+            policy: request.policy,
+            session: request.session,
+            inputs: request.inputs,
+            record: request.record,
+            queue: pool.queue.clone(),
+            events: request.events,
+            out_dir: None,
+        };
+        let queued = match crate::cluster::submit::enqueue(&pool.cluster, submission).await {
+            Ok(queued) => queued,
+            Err(error) => return render::not_started(&error),
+        };
+        let outcome = tokio::select! {
+            outcome = queued.report() => outcome,
+            () = context.ct.cancelled() => return render::cancelled_in_queue(),
+        };
+        match outcome {
+            Ok(report) => {
+                let result = render::report(&report, clamps);
+                if let (Ok(mut recent), Some(structured)) =
+                    (self.inner.recent.lock(), &result.structured_content)
                 {
                     if recent.len() == RECENT_REPORTS {
                         recent.pop_front();
@@ -273,11 +345,19 @@ with `forge-host resume {} --approve|--deny`",
         result
     }
 
-    fn get_run(&self, arguments: GetRunArguments) -> CallToolResult {
+    async fn get_run(&self, arguments: GetRunArguments) -> CallToolResult {
         let journal = self.inner.kernel.journal();
-        let found = journal
+        let mut found = journal
             .get(&arguments.id)
             .and_then(|record| Ok((journal.calls(&record.id)?, record)));
+        // A run of the pool is in its worker's journal, which the journal stream carries.
+        if found.is_err()
+            && let Some(pool) = &self.inner.options.pool
+            && let Ok(records) = pool.cluster.journal().await
+            && let Some((_, record)) = records.into_iter().find(|(_, r)| r.id == arguments.id)
+        {
+            found = Ok((Vec::new(), record));
+        }
         match found {
             Ok((calls, record)) => {
                 let recent = self.inner.recent.lock().ok().and_then(|recent| {
@@ -524,7 +604,10 @@ reads a run back from the journal; resume_run continues a run paused for approva
                 self.run(lang, arguments, context).await
             }
             "search_tools" => self.search(request::parse(name, request.arguments).map_err(bad)?),
-            "get_run" => self.get_run(request::parse(name, request.arguments).map_err(bad)?),
+            "get_run" => {
+                self.get_run(request::parse(name, request.arguments).map_err(bad)?)
+                    .await
+            }
             "resume_run" => {
                 let arguments = request::parse(name, request.arguments).map_err(bad)?;
                 self.resume(arguments, context).await

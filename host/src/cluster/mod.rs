@@ -1,0 +1,265 @@
+//! forge-host past one machine (issue 16): workers that pull run requests from a NATS JetStream
+//! work queue, and the front doors that submit them (`submit`, and later `mcp --nats`).
+//!
+//! What lives on NATS, created by whichever process comes first:
+//! - the stream `FORGE_RUNS` (work-queue retention: a message leaves once acked), one subject per
+//!   queue (`forge.run.<queue>`), and one durable pull consumer per queue that all of its workers
+//!   share. It refuses new messages when full (`--max-queued`), so requests wait there and never
+//!   in a process's memory;
+//! - the object store `forge_blobs`: scripts, inputs and reports, by sha256;
+//! - the key-value bucket `forge_runs`: one record per submitted run, saying which attempt owns
+//!   it, whether that attempt may have changed anything outside itself, and where its report is;
+//! - the stream `FORGE_JOURNAL`: the latest journal record of every execution, per worker.
+//!
+//! Delivery is at least once; effects are at most once. A worker acks a request only once its
+//! report is stored; a worker that dies leaves it unacked, and JetStream redelivers it after
+//! `ack_wait`. The next worker reads the run's record: a run whose attempt never reached its
+//! first effect (a `write`/`process`/`external` call, a state commit, a publication) is run
+//! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
+
+mod names;
+pub mod submit;
+pub mod wire;
+pub mod worker;
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer, kv, object_store, stream};
+
+pub use names::{DEFAULT_QUEUE, validate_queue};
+
+use crate::error::{Error, ErrorCode};
+
+/// How the queue is set up when this process is the first to create it.
+#[derive(Debug, Clone)]
+pub struct QueueOptions {
+    /// Most requests waiting in one queue's stream; more are refused.
+    pub max_queued: i64,
+    /// How long a delivered request may go without an ack or a sign of progress before it is
+    /// delivered again (a worker in good health signals progress every third of it).
+    pub ack_wait: Duration,
+}
+
+impl Default for QueueOptions {
+    fn default() -> Self {
+        QueueOptions {
+            max_queued: 10_000,
+            ack_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A connection to the NATS server, with the streams, bucket and store forge-host uses.
+#[derive(Clone)]
+pub struct Cluster {
+    client: async_nats::Client,
+    jetstream: jetstream::Context,
+    runs: stream::Stream,
+    blobs: object_store::ObjectStore,
+    owners: kv::Store,
+    journal: stream::Stream,
+    url: String,
+}
+
+/// An error of NATS, as forge-host reports it.
+fn nats(what: &str, url: &str, error: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::IsolateFailure,
+        format!("NATS at {url}: {what}: {error}"),
+    )
+}
+
+impl Cluster {
+    /// Connects to `url` (`nats://HOST:PORT`) and makes sure the streams, the bucket and the
+    /// object store exist.
+    pub async fn connect(url: &str, options: &QueueOptions) -> Result<Self, Error> {
+        let client = async_nats::ConnectOptions::new()
+            .name("forge-host")
+            .connection_timeout(Duration::from_secs(5))
+            .request_timeout(Some(Duration::from_secs(10)))
+            .connect(url)
+            .await
+            .map_err(|e| nats("cannot connect", url, e))?;
+        let jetstream = jetstream::new(client.clone());
+        let runs = jetstream
+            .get_or_create_stream(stream::Config {
+                name: names::RUNS_STREAM.into(),
+                subjects: vec![format!("{}.*", names::RUN_SUBJECT)],
+                retention: stream::RetentionPolicy::WorkQueue,
+                discard: stream::DiscardPolicy::New,
+                max_messages: options.max_queued,
+                duplicate_window: Duration::from_secs(120),
+                storage: stream::StorageType::File,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| nats("the run queue", url, e))?;
+        let journal = jetstream
+            .get_or_create_stream(stream::Config {
+                name: names::JOURNAL_STREAM.into(),
+                subjects: vec![format!("{}.>", names::JOURNAL_SUBJECT)],
+                max_messages_per_subject: 1,
+                storage: stream::StorageType::File,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| nats("the journal stream", url, e))?;
+        let blobs = match jetstream.get_object_store(names::BLOBS).await {
+            Ok(store) => store,
+            Err(_) => jetstream
+                .create_object_store(object_store::Config {
+                    bucket: names::BLOBS.into(),
+                    storage: stream::StorageType::File,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| nats("the blob store", url, e))?,
+        };
+        // The bucket's stream is made here as async-nats's `create_key_value` would make it: that
+        // call first reads the account's limits in a form servers before 2.10 do not send.
+        jetstream
+            .get_or_create_stream(stream::Config {
+                name: format!("KV_{}", names::OWNERS),
+                subjects: vec![format!("$KV.{}.>", names::OWNERS)],
+                max_messages_per_subject: 1,
+                max_message_size: -1,
+                allow_rollup: true,
+                deny_delete: true,
+                allow_direct: true,
+                discard: stream::DiscardPolicy::New,
+                num_replicas: 1,
+                storage: stream::StorageType::File,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| nats("the run records", url, e))?;
+        let owners: kv::Store = jetstream
+            .get_key_value(names::OWNERS)
+            .await
+            .map_err(|e| nats("the run records", url, e))?;
+        Ok(Cluster {
+            client,
+            jetstream,
+            runs,
+            blobs,
+            owners,
+            journal,
+            url: url.to_string(),
+        })
+    }
+
+    /// The shared consumer of `queue`'s requests, created on first use.
+    async fn consumer(
+        &self,
+        queue: &str,
+        options: &QueueOptions,
+    ) -> Result<consumer::Consumer<consumer::pull::Config>, Error> {
+        let name = names::consumer(queue);
+        self.runs
+            .get_or_create_consumer(
+                &name,
+                consumer::pull::Config {
+                    durable_name: Some(name.clone()),
+                    filter_subject: names::run_subject(queue),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait: options.ack_wait,
+                    max_deliver: -1,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| nats(&format!("the consumer of queue `{queue}`"), &self.url, e))
+    }
+
+    /// Stores `bytes` in the object store under their sha256; a second store of the same bytes
+    /// does nothing.
+    async fn put_blob(&self, bytes: &[u8]) -> Result<String, Error> {
+        let sha256 = crate::primitives::sha256_hex(bytes);
+        let name = names::blob(&sha256);
+        if self.blobs.info(&name).await.is_ok() {
+            return Ok(sha256);
+        }
+        let mut reader = bytes;
+        self.blobs
+            .put(name.as_str(), &mut reader)
+            .await
+            .map_err(|e| nats("storing a blob", &self.url, e))?;
+        Ok(sha256)
+    }
+
+    /// The bytes stored under `sha256`, checked.
+    async fn get_blob(&self, sha256: &str) -> Result<Vec<u8>, Error> {
+        use tokio::io::AsyncReadExt;
+        let mut object = self
+            .blobs
+            .get(names::blob(sha256))
+            .await
+            .map_err(|e| nats(&format!("blob {sha256}"), &self.url, e))?;
+        let mut bytes = Vec::new();
+        object
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|e| nats(&format!("reading blob {sha256}"), &self.url, e))?;
+        let actual = crate::primitives::sha256_hex(&bytes);
+        if actual != sha256 {
+            return Err(Error::new(
+                ErrorCode::IsolateFailure,
+                format!("blob {sha256} read back as sha256 {actual}"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// The latest journal record of every execution the workers published, with the name of
+    /// the worker that ran it, newest first.
+    pub async fn journal(&self) -> Result<Vec<(String, crate::journal::ExecutionRecord)>, Error> {
+        use futures::StreamExt;
+        let reader = self
+            .journal
+            .create_consumer(consumer::pull::Config {
+                deliver_policy: consumer::DeliverPolicy::All,
+                ack_policy: consumer::AckPolicy::None,
+                inactive_threshold: Duration::from_secs(30),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| nats("reading the journal stream", &self.url, e))?;
+        let mut records = Vec::new();
+        loop {
+            let mut batch = reader
+                .fetch()
+                .max_messages(1000)
+                .messages()
+                .await
+                .map_err(|e| nats("reading the journal stream", &self.url, e))?;
+            let mut got = 0;
+            while let Some(Ok(message)) = batch.next().await {
+                got += 1;
+                let worker = message
+                    .subject
+                    .as_str()
+                    .strip_prefix(names::JOURNAL_SUBJECT)
+                    .and_then(|rest| rest.trim_start_matches('.').split('.').next())
+                    .unwrap_or_default()
+                    .to_string();
+                if let Ok(record) = serde_json::from_slice(&message.payload) {
+                    records.push((worker, record));
+                }
+            }
+            if got == 0 {
+                break;
+            }
+        }
+        records.sort_by(
+            |(_, a): &(String, crate::journal::ExecutionRecord), (_, b)| {
+                b.started_at.cmp(&a.started_at)
+            },
+        );
+        Ok(records)
+    }
+
+    /// The URL it is connected to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}

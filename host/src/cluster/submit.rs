@@ -1,0 +1,265 @@
+//! Submitting a run to the workers of a queue and waiting for its report: the script and inputs
+//! go to the object store, the request to the queue, and the answer comes on a subject of the
+//! submitter's own (subscribed before the request is published, so nothing is missed).
+
+use std::path::{Path, PathBuf};
+
+use async_nats::jetstream;
+use bytes::Bytes;
+use futures::StreamExt;
+
+use super::names::{self, REPLY_HEADER};
+use super::wire::{FileRef, Reply, RunMessage};
+use super::{Cluster, nats};
+use crate::error::{Error, ErrorCode};
+use crate::journal::RecordMode;
+use crate::kernel::RunReport;
+use crate::limits::Limits;
+use crate::output::{Event, EventSink};
+use crate::permissions::Policy;
+
+/// A run to submit.
+pub struct Submission {
+    /// The script's text.
+    pub source: String,
+    /// Its file name (its extension picks the engine).
+    pub filename: String,
+    /// An engine id that overrides the choice by extension.
+    pub engine: Option<String>,
+    /// The limits asked for.
+    pub limits: Limits,
+    /// The tools allowed.
+    pub policy: Policy,
+    /// The session.
+    pub session: String,
+    /// Files and folders copied into `/input`.
+    pub inputs: Vec<PathBuf>,
+    /// What is recorded for replay.
+    pub record: RecordMode,
+    /// The queue.
+    pub queue: String,
+    /// Receives progress as it happens.
+    pub events: Option<EventSink>,
+    /// Where the files it publishes are written [default: `forge-out/<run-id>/`, and only when
+    /// it published outputs].
+    pub out_dir: Option<PathBuf>,
+}
+
+/// Puts `submission` in its queue; [`Queued::report`] waits for the report. `Err` when it was
+/// not queued: the queue is full, or NATS refused it.
+pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued, Error> {
+    names::validate_queue(&submission.queue)?;
+    crate::kernel::validate_session(&submission.session)?;
+    submission.limits.validate()?;
+    let script_sha256 = cluster.put_blob(submission.source.as_bytes()).await?;
+    let mut inputs = Vec::new();
+    for input in &submission.inputs {
+        for (path, file) in input_files(input)? {
+            let bytes = std::fs::read(&file).map_err(|e| {
+                Error::invalid_input(format!("cannot read input {}: {e}", file.display()))
+            })?;
+            let sha256 = cluster.put_blob(&bytes).await?;
+            inputs.push(FileRef {
+                path,
+                sha256,
+                size: bytes.len() as u64,
+            });
+        }
+    }
+    let id = format!("s{}", crate::kernel::new_execution_id());
+    let message = RunMessage {
+        id: id.clone(),
+        script: FileRef {
+            path: submission.filename.clone(),
+            sha256: script_sha256,
+            size: submission.source.len() as u64,
+        },
+        engine: submission.engine.clone(),
+        limits: submission.limits.clone(),
+        policy: submission.policy.clone(),
+        session: submission.session.clone(),
+        inputs,
+        progress: submission.events.is_some(),
+        record: submission.record,
+    };
+    let payload = serde_json::to_vec(&message)
+        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+    let inbox = cluster.client.new_inbox();
+    let replies = cluster
+        .client
+        .subscribe(inbox.clone())
+        .await
+        .map_err(|e| nats("subscribing to the reply subject", cluster.url(), e))?;
+    let publish = jetstream::message::PublishMessage::build()
+        .payload(Bytes::from(payload))
+        .header(REPLY_HEADER, inbox.as_str())
+        .message_id(&id);
+    let acked = match cluster
+        .jetstream
+        .send_publish(names::run_subject(&submission.queue), publish)
+        .await
+    {
+        Ok(ack) => ack.await,
+        Err(error) => return Err(nats("submitting the run", cluster.url(), error)),
+    };
+    if let Err(error) = acked {
+        return Err(refused_by_queue(cluster, &submission.queue, error));
+    }
+    Ok(Queued {
+        id,
+        replies,
+        events: submission.events,
+        out_dir: submission.out_dir,
+        cluster: cluster.clone(),
+    })
+}
+
+/// A request in the queue, waiting for its report.
+pub struct Queued {
+    /// The submission's id.
+    pub id: String,
+    replies: async_nats::Subscriber,
+    events: Option<EventSink>,
+    out_dir: Option<PathBuf>,
+    cluster: Cluster,
+}
+
+impl Queued {
+    /// Waits for the report, passing progress on as it comes. `Err` when a worker refused it.
+    pub async fn report(mut self) -> Result<RunReport, Error> {
+        while let Some(message) = self.replies.next().await {
+            let Ok(reply) = serde_json::from_slice::<Reply>(&message.payload) else {
+                continue;
+            };
+            match reply {
+                Reply::Progress {
+                    message,
+                    completed,
+                    total,
+                } => {
+                    if let Some(events) = &self.events {
+                        events(Event::Progress {
+                            message,
+                            completed,
+                            total,
+                        });
+                    }
+                }
+                Reply::Report { report, files, .. } => {
+                    return self.fetch_outputs(*report, &files).await;
+                }
+                Reply::Refused {
+                    code,
+                    message,
+                    worker,
+                } => {
+                    return Err(Error::new(code, format!("{message} (worker `{worker}`)")));
+                }
+            }
+        }
+        Err(Error::new(
+            ErrorCode::IsolateFailure,
+            format!(
+                "the connection to NATS at {} ended before the run's report came",
+                self.cluster.url()
+            ),
+        ))
+    }
+}
+
+impl Queued {
+    /// Writes the files the worker published where this submission publishes, and points the
+    /// report there (as `run` would have published them).
+    async fn fetch_outputs(
+        &self,
+        mut report: RunReport,
+        files: &[FileRef],
+    ) -> Result<RunReport, Error> {
+        let dir = match &self.out_dir {
+            Some(dir) => dir.clone(),
+            None if !report.outputs.is_empty() => PathBuf::from("forge-out").join(&report.id),
+            None => {
+                report.out_dir = None;
+                return Ok(report);
+            }
+        };
+        for file in files {
+            let relative = Path::new(&file.path);
+            if !relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+            {
+                continue;
+            }
+            let bytes = self.cluster.get_blob(&file.sha256).await?;
+            let path = dir.join(relative);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    Error::new(
+                        ErrorCode::PublicationRejected,
+                        format!("{}: {e}", parent.display()),
+                    )
+                })?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| {
+                Error::new(
+                    ErrorCode::PublicationRejected,
+                    format!("{}: {e}", path.display()),
+                )
+            })?;
+        }
+        report.out_dir = Some(dir.display().to_string());
+        Ok(report)
+    }
+}
+
+/// Why the queue refused a request: full (its `--max-queued` waiting), or another reason.
+fn refused_by_queue(
+    cluster: &Cluster,
+    queue: &str,
+    error: async_nats::jetstream::context::PublishError,
+) -> Error {
+    let code = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<jetstream::Error>())
+        .map(jetstream::Error::error_code);
+    if code == Some(jetstream::ErrorCode::STREAM_STORE_FAILED) {
+        return Error::new(
+            ErrorCode::BudgetExceeded,
+            format!(
+                "the queue `{queue}` is full: as many runs wait as it holds (--max-queued); nothing was submitted, try again once workers have taken some"
+            ),
+        );
+    }
+    nats("submitting the run", cluster.url(), error)
+}
+
+/// The files of one input, each with its path under `/input`: a file is its name, a folder
+/// its name and everything under it.
+fn input_files(input: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::invalid_input(format!("{} has no file name", input.display())))?;
+    let meta = std::fs::metadata(input)
+        .map_err(|e| Error::invalid_input(format!("cannot read input {}: {e}", input.display())))?;
+    if meta.is_file() {
+        return Ok(vec![(name, input.to_path_buf())]);
+    }
+    let mut files = Vec::new();
+    let mut pending = vec![(name, input.to_path_buf())];
+    while let Some((prefix, dir)) = pending.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let child = format!("{prefix}/{}", entry.file_name().to_string_lossy());
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push((child, path)),
+                Ok(kind) if kind.is_file() => files.push((child, path)),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}

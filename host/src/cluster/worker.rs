@@ -1,0 +1,602 @@
+//! `forge-host worker`: pulls run requests from one queue, at most `max_runs` at a time (the
+//! rest wait in the stream), runs each exactly as `run` does on its own kernel and journal, and
+//! answers on the request's reply subject. See the module docs of [`super`] for who owns a run.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, AckKind};
+use bytes::Bytes;
+use futures::{FutureExt, StreamExt};
+use tokio::sync::Semaphore;
+
+use super::names::{self, REPLY_HEADER};
+use super::wire::{FileRef, Reply, RunMessage, RunRecord, StoredOutcome};
+use super::{Cluster, QueueOptions, nats};
+use crate::error::{Error, ErrorCode};
+use crate::kernel::{ExecutionRequest, Kernel, RunReport};
+use crate::limits::Limits;
+use crate::output::Event;
+use crate::permissions::Policy;
+use crate::primitives::now_utc;
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// Its name in run records, replies and journal subjects.
+    pub name: String,
+    /// The queue it serves.
+    pub queue: String,
+    /// Runs at once.
+    pub max_runs: usize,
+    /// Its limits: what a request asks is lowered to them.
+    pub ceilings: Limits,
+    /// Its tool policy: a request runs with what both it and this allow.
+    pub policy: Policy,
+    /// The queue's settings, when this worker is the first to create it.
+    pub queue_options: QueueOptions,
+}
+
+/// How long one pull waits for a request before asking again (and looking at shutdown).
+const PULL_WAIT: Duration = Duration::from_secs(5);
+
+/// How long a worker waits before pulling again after a pull failed.
+const RETRY_PULL_AFTER: Duration = Duration::from_secs(1);
+
+/// Serves requests until `shutdown` resolves; runs in flight then finish and are answered.
+pub async fn serve(
+    cluster: Cluster,
+    kernel: Arc<Kernel>,
+    options: WorkerOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), Error> {
+    let consumer = cluster
+        .consumer(&options.queue, &options.queue_options)
+        .await?;
+    let ack_wait = consumer.cached_info().config.ack_wait;
+    let slots = Arc::new(Semaphore::new(options.max_runs.max(1)));
+    let options = Arc::new(options);
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut running = tokio::task::JoinSet::new();
+    loop {
+        // A request is taken only when a slot is free: the others wait in the stream.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.map_err(|e| nats("worker slots", cluster.url(), e))?,
+            () = &mut shutdown => break,
+        };
+        let pulled = tokio::select! {
+            pulled = consumer.batch().max_messages(1).expires(PULL_WAIT).messages() => pulled,
+            () = &mut shutdown => break,
+        };
+        let mut batch = match pulled {
+            Ok(batch) => batch,
+            // NATS is away (it reconnects by itself): try again in a while.
+            Err(error) => {
+                log(&options, &format!("pulling a request: {error}"));
+                tokio::select! {
+                    () = tokio::time::sleep(RETRY_PULL_AFTER) => continue,
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let message = tokio::select! {
+            message = batch.next() => message,
+            () = &mut shutdown => break,
+        };
+        let Some(message) = message else { continue };
+        let message = match message {
+            Ok(message) => message,
+            // A pull that timed out or a heartbeat the server missed: pull again.
+            Err(_) => continue,
+        };
+        let (cluster, kernel, options) = (cluster.clone(), kernel.clone(), options.clone());
+        running.spawn(async move {
+            let _slot = slot;
+            handle(&cluster, &kernel, &options, message, ack_wait).await;
+        });
+        // Reap what has finished, so the set stays small.
+        while running.try_join_next().is_some() {}
+    }
+    while running.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Logs what a worker could not do with a request; the request stays for redelivery.
+fn log(options: &WorkerOptions, what: &str) {
+    eprintln!("forge-host worker {}: {what}", options.name);
+}
+
+/// Handles one delivered request, from ownership to ack.
+async fn handle(
+    cluster: &Cluster,
+    kernel: &Kernel,
+    options: &WorkerOptions,
+    message: jetstream::Message,
+    ack_wait: Duration,
+) {
+    let reply_to = message
+        .headers
+        .as_ref()
+        .and_then(|headers| headers.get(REPLY_HEADER))
+        .map(|value| value.as_str().to_string());
+    let request: RunMessage = match serde_json::from_slice(&message.payload) {
+        Ok(request) => request,
+        Err(error) => {
+            log(
+                options,
+                &format!("dropping a request that does not parse: {error}"),
+            );
+            let _ = message.ack_with(AckKind::Term).await;
+            return;
+        }
+    };
+    let Some(owned) = take_ownership(cluster, options, &request).await else {
+        return;
+    };
+    let outcome = match owned {
+        Ownership::Answered(outcome) => outcome,
+        Ownership::Run(revision) => {
+            // Keep the request ours while it runs: JetStream hears from us every third of its
+            // ack wait.
+            let heartbeat = {
+                let message = message.clone();
+                tokio::spawn(async move {
+                    let mut tick =
+                        tokio::time::interval((ack_wait / 3).max(Duration::from_millis(100)));
+                    tick.tick().await;
+                    loop {
+                        tick.tick().await;
+                        if message.ack_with(AckKind::Progress).await.is_err() {
+                            return;
+                        }
+                    }
+                })
+            };
+            let outcome = run(
+                cluster,
+                kernel,
+                options,
+                &request,
+                reply_to.clone(),
+                revision,
+            )
+            .await;
+            heartbeat.abort();
+            outcome
+        }
+    };
+    let reply = match &outcome {
+        Outcome::Report(report, files) => Reply::Report {
+            report: report.clone(),
+            worker: options.name.clone(),
+            files: files.clone(),
+        },
+        Outcome::Refused(error) => Reply::Refused {
+            code: error.code,
+            message: error.message.clone(),
+            worker: options.name.clone(),
+        },
+    };
+    if let Some(reply_to) = &reply_to
+        && let Ok(bytes) = serde_json::to_vec(&reply)
+    {
+        let _ = cluster
+            .client
+            .publish(reply_to.clone(), Bytes::from(bytes))
+            .await;
+        let _ = cluster.client.flush().await;
+    }
+    // Acked once the outcome is stored: a redelivery now gets the stored answer.
+    if let Err(error) = message.double_ack().await {
+        log(options, &format!("acking request {}: {error}", request.id));
+    }
+}
+
+/// What a worker does with a delivered request.
+enum Ownership {
+    /// Run it: the record's revision after this worker took it.
+    Run(u64),
+    /// It was answered already (or must not run again): this is the answer.
+    Answered(Outcome),
+}
+
+/// How a request ended.
+enum Outcome {
+    /// Its report, and the files it published (in the object store).
+    Report(Box<RunReport>, Vec<FileRef>),
+    Refused(Error),
+}
+
+fn record_bytes(record: &RunRecord) -> Bytes {
+    Bytes::from(serde_json::to_vec(record).unwrap_or_default())
+}
+
+/// Reads the run's record and takes the run, or finds its answer; `None` when another worker
+/// holds it now (the request is left alone).
+async fn take_ownership(
+    cluster: &Cluster,
+    options: &WorkerOptions,
+    request: &RunMessage,
+) -> Option<Ownership> {
+    let fresh = |attempt: u32| RunRecord {
+        attempt,
+        worker: options.name.clone(),
+        started_at: now_utc(),
+        effects: false,
+        outcome: None,
+    };
+    let entry = match cluster.owners.entry(request.id.as_str()).await {
+        Ok(entry) => entry.filter(|e| e.operation == async_nats::jetstream::kv::Operation::Put),
+        Err(error) => {
+            log(
+                options,
+                &format!("reading the record of {}: {error}", request.id),
+            );
+            return None;
+        }
+    };
+    let Some(entry) = entry else {
+        return match cluster
+            .owners
+            .create(request.id.as_str(), record_bytes(&fresh(1)))
+            .await
+        {
+            Ok(revision) => Some(Ownership::Run(revision)),
+            Err(error) => {
+                log(options, &format!("taking {}: {error}", request.id));
+                None
+            }
+        };
+    };
+    let previous: RunRecord = match serde_json::from_slice(&entry.value) {
+        Ok(record) => record,
+        Err(error) => {
+            log(
+                options,
+                &format!("the record of {} does not parse: {error}", request.id),
+            );
+            return None;
+        }
+    };
+    match &previous.outcome {
+        Some(StoredOutcome::Report { sha256, files }) => {
+            let report = cluster.get_blob(sha256).await.and_then(|bytes| {
+                serde_json::from_slice::<RunReport>(&bytes).map_err(|e| {
+                    Error::new(ErrorCode::IsolateFailure, format!("the stored report: {e}"))
+                })
+            });
+            return Some(Ownership::Answered(match report {
+                Ok(report) => Outcome::Report(Box::new(report), files.clone()),
+                Err(error) => Outcome::Refused(error),
+            }));
+        }
+        Some(StoredOutcome::Refused { code, message }) => {
+            return Some(Ownership::Answered(Outcome::Refused(Error::new(
+                *code,
+                message.clone(),
+            ))));
+        }
+        None => {}
+    }
+    if previous.effects {
+        // The attempt may have changed something outside itself: never run it twice.
+        let error = Error::new(
+            ErrorCode::IsolateFailure,
+            format!(
+                "interrupted: attempt {} on worker `{}` (started {}) stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again",
+                previous.attempt, previous.worker, previous.started_at
+            ),
+        );
+        let record = RunRecord {
+            outcome: Some(StoredOutcome::Refused {
+                code: error.code,
+                message: error.message.clone(),
+            }),
+            ..previous
+        };
+        return match cluster
+            .owners
+            .update(request.id.as_str(), record_bytes(&record), entry.revision)
+            .await
+        {
+            Ok(_) => Some(Ownership::Answered(Outcome::Refused(error))),
+            Err(_) => None,
+        };
+    }
+    // The attempt ended before any effect: run it again.
+    match cluster
+        .owners
+        .update(
+            request.id.as_str(),
+            record_bytes(&fresh(previous.attempt + 1)),
+            entry.revision,
+        )
+        .await
+    {
+        Ok(revision) => Some(Ownership::Run(revision)),
+        Err(_) => None,
+    }
+}
+
+/// Runs `request` and stores its outcome in the run's record.
+async fn run(
+    cluster: &Cluster,
+    kernel: &Kernel,
+    options: &WorkerOptions,
+    request: &RunMessage,
+    reply_to: Option<String>,
+    revision: u64,
+) -> Outcome {
+    let record = Arc::new(Mutex::new((
+        revision,
+        RunRecord {
+            attempt: 0,
+            worker: options.name.clone(),
+            started_at: now_utc(),
+            effects: false,
+            outcome: None,
+        },
+    )));
+    if let Ok(Some(entry)) = cluster.owners.entry(request.id.as_str()).await
+        && let Ok(current) = serde_json::from_slice::<RunRecord>(&entry.value)
+        && let Ok(mut held) = record.lock()
+    {
+        *held = (entry.revision, current);
+    }
+    let outcome = match prepare(cluster, kernel, options, request, reply_to, record.clone()).await {
+        Ok((execution, folder)) => match kernel.run(execution).await {
+            Ok(report) => {
+                publish_journal(cluster, kernel, options, &report.id).await;
+                match upload_published(cluster, &folder.path().join("out")).await {
+                    Ok(files) => Outcome::Report(Box::new(report), files),
+                    Err(error) => Outcome::Refused(error),
+                }
+            }
+            Err(error) => Outcome::Refused(error),
+        },
+        Err(error) => Outcome::Refused(error),
+    };
+    let stored = match &outcome {
+        Outcome::Report(report, files) => match serde_json::to_vec(report) {
+            Ok(bytes) => cluster
+                .put_blob(&bytes)
+                .await
+                .map(|sha256| StoredOutcome::Report {
+                    sha256,
+                    files: files.clone(),
+                }),
+            Err(e) => Err(Error::new(ErrorCode::IsolateFailure, e.to_string())),
+        },
+        Outcome::Refused(error) => Ok(StoredOutcome::Refused {
+            code: error.code,
+            message: error.message.clone(),
+        }),
+    };
+    match stored {
+        Ok(stored) => {
+            let (revision, mut current) = match record.lock() {
+                Ok(held) => held.clone(),
+                Err(_) => return outcome,
+            };
+            current.outcome = Some(stored);
+            if let Err(error) = cluster
+                .owners
+                .update(request.id.as_str(), record_bytes(&current), revision)
+                .await
+            {
+                log(
+                    options,
+                    &format!("storing the outcome of {}: {error}", request.id),
+                );
+            }
+        }
+        Err(error) => log(
+            options,
+            &format!("storing the report of {}: {error}", request.id),
+        ),
+    }
+    outcome
+}
+
+/// The execution request of a queued one: its script and inputs fetched into a folder of
+/// its own, its limits and policy within the worker's, progress sent back, and the run's
+/// record marked before its first effect.
+async fn prepare(
+    cluster: &Cluster,
+    kernel: &Kernel,
+    options: &WorkerOptions,
+    request: &RunMessage,
+    reply_to: Option<String>,
+    record: Arc<Mutex<(u64, RunRecord)>>,
+) -> Result<(ExecutionRequest, tempfile::TempDir), Error> {
+    crate::kernel::validate_session(&request.session)?;
+    let source = String::from_utf8(cluster.get_blob(&request.script.sha256).await?)
+        .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?;
+    let incoming = kernel.data_dir().root().join("incoming");
+    std::fs::create_dir_all(&incoming).map_err(|e| {
+        Error::new(
+            ErrorCode::IsolateFailure,
+            format!("{}: {e}", incoming.display()),
+        )
+    })?;
+    let folder = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(&incoming)
+        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+    let mut tops: Vec<PathBuf> = Vec::new();
+    for input in &request.inputs {
+        let relative = safe_relative(&input.path)?;
+        let bytes = cluster.get_blob(&input.sha256).await?;
+        let path = folder.path().join(&relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+        }
+        std::fs::write(&path, bytes)
+            .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+        if let Some(top) = relative.components().next() {
+            let top = folder.path().join(top);
+            if !tops.contains(&top) {
+                tops.push(top);
+            }
+        }
+    }
+    let (limits, _lowered) = request.limits.within(&options.ceilings);
+    let events = reply_to.filter(|_| request.progress).map(|subject| {
+        let client = cluster.client.clone();
+        Arc::new(move |event: Event| {
+            if let Event::Progress {
+                message,
+                completed,
+                total,
+            } = event
+            {
+                let reply = Reply::Progress {
+                    message,
+                    completed,
+                    total,
+                };
+                if let Ok(bytes) = serde_json::to_vec(&reply) {
+                    let client = client.clone();
+                    let subject = subject.clone();
+                    tokio::spawn(async move {
+                        let _ = client.publish(subject, Bytes::from(bytes)).await;
+                    });
+                }
+            }
+        }) as crate::output::EventSink
+    });
+    let before_effects: crate::kernel::BeforeEffects = {
+        let owners = cluster.owners.clone();
+        let id = request.id.clone();
+        Arc::new(move || {
+            let (owners, id, record) = (owners.clone(), id.clone(), record.clone());
+            async move { mark_effects(&owners, &id, &record).await }.boxed()
+        })
+    };
+    let execution = ExecutionRequest {
+        engine: request.engine.clone(),
+        limits,
+        policy: request.policy.within(&options.policy),
+        session: request.session.clone(),
+        inputs: tops,
+        record: request.record,
+        // Published into the run's folder, then sent to the submitter through the object store.
+        out_dir: Some(folder.path().join("out")),
+        events,
+        before_effects: Some(before_effects),
+        ..ExecutionRequest::new(source, request.script.path.clone())
+    };
+    Ok((execution, folder))
+}
+
+/// Stores every file a run published under `out` in the object store.
+async fn upload_published(cluster: &Cluster, out: &Path) -> Result<Vec<FileRef>, Error> {
+    let mut files = Vec::new();
+    let mut pending = vec![(String::new(), out.to_path_buf())];
+    while let Some((prefix, dir)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push((path, entry.path())),
+                Ok(kind) if kind.is_file() => {
+                    let bytes = std::fs::read(entry.path())
+                        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+                    let sha256 = cluster.put_blob(&bytes).await?;
+                    files.push(FileRef {
+                        path,
+                        sha256,
+                        size: bytes.len() as u64,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Marks the run's record: this attempt may now change things outside itself. It fails when
+/// another worker took the run meanwhile (the record moved), and then nothing happens.
+async fn mark_effects(
+    owners: &async_nats::jetstream::kv::Store,
+    id: &str,
+    record: &Mutex<(u64, RunRecord)>,
+) -> Result<(), String> {
+    let (revision, mut marked) = record
+        .lock()
+        .map_err(|_| "the run's record is poisoned".to_string())?
+        .clone();
+    marked.effects = true;
+    let revision = owners
+        .update(id, record_bytes(&marked), revision)
+        .await
+        .map_err(|e| format!("this worker no longer owns run {id}: {e}"))?;
+    if let Ok(mut held) = record.lock() {
+        *held = (revision, marked);
+    }
+    Ok(())
+}
+
+/// A request's input path as a relative path with no way out.
+fn safe_relative(path: &str) -> Result<PathBuf, Error> {
+    let relative = Path::new(path);
+    let plain = relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if path.is_empty() || !plain {
+        return Err(Error::invalid_input(format!(
+            "`{path}` is not a relative input path"
+        )));
+    }
+    Ok(relative.to_path_buf())
+}
+
+/// Publishes the latest journal record of `execution` on the journal stream.
+async fn publish_journal(
+    cluster: &Cluster,
+    kernel: &Kernel,
+    options: &WorkerOptions,
+    execution: &str,
+) {
+    let Ok(record) = kernel.journal().get(execution) else {
+        return;
+    };
+    let Ok(bytes) = serde_json::to_vec(&record) else {
+        return;
+    };
+    let subject = names::journal_subject(&options.name, execution);
+    match cluster.jetstream.publish(subject, Bytes::from(bytes)).await {
+        Ok(ack) => {
+            let _ = ack.await;
+        }
+        Err(error) => log(
+            options,
+            &format!("publishing the journal record of {execution}: {error}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_paths_cannot_lead_out() {
+        assert!(safe_relative("data.csv").is_ok());
+        assert!(safe_relative("dataset/a/b.json").is_ok());
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a"] {
+            assert!(safe_relative(bad).is_err(), "{bad}");
+        }
+    }
+}

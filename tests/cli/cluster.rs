@@ -1,0 +1,333 @@
+//! forge-host past one machine (issue 16): workers pulling from a real NATS JetStream queue,
+//! state on a real etcd, submissions through `forge-host submit`, and workers killed with
+//! `kill -9` mid-run.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Output};
+
+use serde_json::Value;
+
+use crate::peers::{EtcdServer, NatsServer};
+use crate::util::Sandbox;
+
+/// A `forge-host worker` process with a data directory of its own, killed when dropped.
+struct Worker {
+    child: Child,
+    name: String,
+    _sandbox: Sandbox,
+}
+
+impl Worker {
+    /// Starts worker `name` on `nats`, with `extra` flags, once it says it serves.
+    fn start(nats: &NatsServer, name: &str, extra: &[&str]) -> Self {
+        let sandbox = Sandbox::new();
+        let mut args = vec!["worker", "--nats", &nats.url, "--name", name];
+        args.extend(extra);
+        let mut child = sandbox.command(&args).spawn().expect("start a worker");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) if line.contains("serving queue") => break,
+                Some(Ok(_)) => {}
+                _ => panic!("worker {name} ended before it served"),
+            }
+        }
+        std::thread::spawn(move || for _ in lines {});
+        Worker {
+            child,
+            name: name.to_string(),
+            _sandbox: sandbox,
+        }
+    }
+
+    /// `kill -9`.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `forge-host submit -e CODE --lang js --json --nats URL EXTRA`, started.
+fn submit(sandbox: &Sandbox, nats: &NatsServer, code: &str, extra: &[&str]) -> Child {
+    let mut args = vec![
+        "submit", "-e", code, "--lang", "js", "--json", "--nats", &nats.url,
+    ];
+    args.extend(extra);
+    sandbox.command(&args).spawn().expect("submit")
+}
+
+fn report(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// The workers' merged journal: (worker, record) pairs.
+fn merged_journal(sandbox: &Sandbox, nats: &NatsServer) -> Vec<Value> {
+    let listed = sandbox.forge(&[
+        "journal", "list", "--json", "--limit", "1000", "--nats", &nats.url,
+    ]);
+    assert_eq!(listed.code(), 0, "{}", listed.stderr());
+    serde_json::from_str::<Value>(&listed.stdout())
+        .expect("json")
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Waits until `child`'s stderr has a line holding `text`, then keeps draining it.
+fn wait_for_line(child: &mut Child, text: &str) {
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let seen = lines.any(|line| line.is_ok_and(|l| l.contains(text)));
+    assert!(seen, "no line with `{text}`");
+    std::thread::spawn(move || for _ in lines {});
+}
+
+#[test]
+fn three_workers_share_thirty_submitted_runs_and_the_journal_merges_them() {
+    let nats = NatsServer::start();
+    let workers: Vec<Worker> = (1..=3)
+        .map(|i| Worker::start(&nats, &format!("w{i}"), &["--max-runs", "2"]))
+        .collect();
+    let sandbox = Sandbox::new();
+    let runs: Vec<Child> = (0..30)
+        .map(|i| {
+            submit(
+                &sandbox,
+                &nats,
+                &format!("await tools.sleep({{ms: 150}}); return {i};"),
+                &[],
+            )
+        })
+        .collect();
+    for (i, run) in runs.into_iter().enumerate() {
+        let output = run.wait_with_output().expect("wait");
+        let report = report(&output);
+        assert_eq!(output.status.code(), Some(0), "{report:#}");
+        assert_eq!(report["value"], i, "{report:#}");
+    }
+    let journal = merged_journal(&sandbox, &nats);
+    assert_eq!(journal.len(), 30, "{journal:#?}");
+    for worker in &workers {
+        let ran = journal
+            .iter()
+            .filter(|r| r["worker"] == worker.name.as_str())
+            .count();
+        assert!(ran > 0, "worker {} ran nothing: {journal:#?}", worker.name);
+    }
+    assert!(journal.iter().all(|r| r["status"] == "succeeded"));
+}
+
+#[test]
+fn two_runs_on_one_key_through_different_workers_give_exactly_one_conflict() {
+    let nats = NatsServer::start();
+    let etcd = EtcdServer::start();
+    let state = etcd.url("cluster");
+    let _workers: Vec<Worker> = (1..=2)
+        .map(|i| {
+            Worker::start(
+                &nats,
+                &format!("w{i}"),
+                &["--max-runs", "1", "--state", &state],
+            )
+        })
+        .collect();
+    let sandbox = Sandbox::new();
+    let bump = "const seen = state.get('counter') ?? 0;\n\
+                await tools.sleep({ms: 1500});\n\
+                state.set('counter', seen + 1);\n\
+                return seen + 1;";
+    let runs: Vec<Child> = (0..2)
+        .map(|_| submit(&sandbox, &nats, bump, &["--session", "shared"]))
+        .collect();
+    let reports: Vec<Value> = runs
+        .into_iter()
+        .map(|run| report(&run.wait_with_output().expect("wait")))
+        .collect();
+    let won = reports
+        .iter()
+        .filter(|r| r["status"] == "succeeded")
+        .count();
+    let conflicts = reports
+        .iter()
+        .filter(|r| r["error"]["code"] == "STATE_CONFLICT")
+        .count();
+    assert_eq!((won, conflicts), (1, 1), "{reports:#?}");
+    let value = sandbox.forge(&[
+        "state",
+        "get",
+        "counter",
+        "--session",
+        "shared",
+        "--state",
+        &state,
+    ]);
+    assert_eq!(value.stdout().trim(), "1", "{}", value.stderr());
+}
+
+#[test]
+fn a_pure_run_whose_worker_is_killed_is_delivered_again_and_succeeds_elsewhere() {
+    let nats = NatsServer::start();
+    let mut first = Worker::start(&nats, "first", &["--ack-wait", "2s"]);
+    let sandbox = Sandbox::new();
+    let mut run = submit(
+        &sandbox,
+        &nats,
+        "progress('running'); await tools.sleep({ms: 2000}); return 'done';",
+        &[],
+    );
+    wait_for_line(&mut run, "running");
+    first.kill();
+    let _second = Worker::start(&nats, "second", &[]);
+    let output = run.wait_with_output().expect("wait");
+    let report = report(&output);
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    assert_eq!(report["value"], "done");
+    let journal = merged_journal(&sandbox, &nats);
+    assert!(
+        journal
+            .iter()
+            .any(|r| r["worker"] == "second" && r["status"] == "succeeded"),
+        "{journal:#?}"
+    );
+}
+
+#[test]
+fn a_run_whose_worker_is_killed_after_a_write_is_interrupted_and_never_run_twice() {
+    let nats = NatsServer::start();
+    let ws = tempfile::tempdir().expect("workspace");
+    let workspace = ws.path().display().to_string();
+    let flags = [
+        "--ack-wait",
+        "2s",
+        "--workspace",
+        &workspace,
+        "--allow-write",
+    ];
+    let mut first = Worker::start(&nats, "first", &flags);
+    let sandbox = Sandbox::new();
+    let mut run = submit(
+        &sandbox,
+        &nats,
+        "await tools.workspace.write({path: 'written-' + Math.random() + '.txt', content: 'x'});\n\
+         progress('written'); await tools.sleep({ms: 2000}); return 'done';",
+        &["--allow-write"],
+    );
+    wait_for_line(&mut run, "written");
+    first.kill();
+    let _second = Worker::start(&nats, "second", &flags);
+    let output = run.wait_with_output().expect("wait");
+    let report = report(&output);
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    assert_eq!(report["error"]["code"], "ISOLATE_FAILURE");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("interrupted") && message.contains("first"),
+        "{message}"
+    );
+    let written = std::fs::read_dir(ws.path()).expect("workspace").count();
+    assert_eq!(written, 1, "the write ran once, and was not run again");
+}
+
+#[test]
+fn a_full_queue_refuses_new_submissions_clearly() {
+    let nats = NatsServer::start();
+    // The queue is created with room for one request, by a worker that then goes away.
+    let mut creator = Worker::start(&nats, "creator", &["--max-queued", "1"]);
+    creator.kill();
+    let sandbox = Sandbox::new();
+    let mut waiting = submit(&sandbox, &nats, "return 1", &[]);
+    wait_for_line(&mut waiting, "submitted");
+    let refused = sandbox.forge(&[
+        "submit", "-e", "return 2", "--lang", "js", "--json", "--nats", &nats.url,
+    ]);
+    assert_eq!(refused.code(), 1, "{}", refused.stdout());
+    assert_eq!(refused.error_code(), "BUDGET_EXCEEDED");
+    assert!(refused.stdout().contains("is full"), "{}", refused.stdout());
+    // A worker takes the waiting request, and it is answered.
+    let _worker = Worker::start(&nats, "late", &[]);
+    let output = waiting.wait_with_output().expect("wait");
+    assert_eq!(report(&output)["value"], 1);
+}
+
+#[test]
+fn inputs_go_to_the_worker_and_published_outputs_come_back() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "w", &[]);
+    let sandbox = Sandbox::new();
+    let data = sandbox.dir.path().join("dataset");
+    std::fs::create_dir_all(data.join("nested")).expect("mkdir");
+    std::fs::write(data.join("a.txt"), "alpha").expect("write");
+    std::fs::write(data.join("nested/b.txt"), "beta").expect("write");
+    let script = sandbox.script(
+        "copy.py",
+        "import forge\n\
+         a = open('/input/dataset/a.txt').read()\n\
+         b = open('/input/dataset/nested/b.txt').read()\n\
+         open('/output/joined.txt', 'w').write(a + '+' + b)\n\
+         forge.result([i['name'] for i in forge.inputs()])\n",
+    );
+    let out = sandbox.dir.path().join("out");
+    let run = sandbox.forge(&[
+        "submit".as_ref(),
+        script.as_os_str(),
+        "--input".as_ref(),
+        data.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--json".as_ref(),
+        "--nats".as_ref(),
+        nats.url.as_ref(),
+    ]);
+    let report = run.assert_succeeded();
+    assert_eq!(
+        report["value"],
+        serde_json::json!(["dataset/a.txt", "dataset/nested/b.txt"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("joined.txt")).expect("published here"),
+        "alpha+beta"
+    );
+    assert!(out.join("provenance.json").is_file());
+    assert_eq!(report["out_dir"], out.display().to_string());
+}
+
+#[test]
+fn mcp_with_nats_hands_its_runs_to_the_workers() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "mcp-pool", &[]);
+    let sandbox = Sandbox::new();
+    let out = crate::mcp_server::drive(
+        &sandbox,
+        "basic",
+        &crate::mcp_server::Transport::Stdio(vec!["--nats".into(), nats.url.clone()]),
+        &[],
+    );
+    crate::mcp_server::assert_basic(&out);
+    // The runs are in the worker's journal, not the server's.
+    let journal = merged_journal(&sandbox, &nats);
+    let id = out["js"]["structured"]["id"].as_str().expect("id");
+    assert!(
+        journal
+            .iter()
+            .any(|r| r["id"] == id && r["worker"] == "mcp-pool"),
+        "{journal:#?}"
+    );
+    let local = sandbox.forge(&["journal", "list", "--json"]);
+    assert!(
+        !local.stdout().contains(id),
+        "the server ran nothing itself"
+    );
+}
