@@ -18,6 +18,7 @@
 //! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
 
 mod names;
+mod ownership;
 pub mod submit;
 pub mod wire;
 pub mod worker;

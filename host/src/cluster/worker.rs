@@ -12,6 +12,7 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::Semaphore;
 
 use super::names::{self, REPLY_HEADER};
+use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
 use super::wire::{FileRef, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, QueueOptions, nats};
 use crate::error::{Error, ErrorCode};
@@ -103,7 +104,7 @@ pub async fn serve(
 }
 
 /// Logs what a worker could not do with a request; the request stays for redelivery.
-fn log(options: &WorkerOptions, what: &str) {
+pub(super) fn log(options: &WorkerOptions, what: &str) {
     eprintln!("forge-host worker {}: {what}", options.name);
 }
 
@@ -193,130 +194,11 @@ async fn handle(
     }
 }
 
-/// What a worker does with a delivered request.
-enum Ownership {
-    /// Run it: the record's revision after this worker took it.
-    Run(u64),
-    /// It was answered already (or must not run again): this is the answer.
-    Answered(Outcome),
-}
-
 /// How a request ended.
-enum Outcome {
+pub(super) enum Outcome {
     /// Its report, and the files it published (in the object store).
     Report(Box<RunReport>, Vec<FileRef>),
     Refused(Error),
-}
-
-fn record_bytes(record: &RunRecord) -> Bytes {
-    Bytes::from(serde_json::to_vec(record).unwrap_or_default())
-}
-
-/// Reads the run's record and takes the run, or finds its answer; `None` when another worker
-/// holds it now (the request is left alone).
-async fn take_ownership(
-    cluster: &Cluster,
-    options: &WorkerOptions,
-    request: &RunMessage,
-) -> Option<Ownership> {
-    let fresh = |attempt: u32| RunRecord {
-        attempt,
-        worker: options.name.clone(),
-        started_at: now_utc(),
-        effects: false,
-        outcome: None,
-    };
-    let entry = match cluster.owners.entry(request.id.as_str()).await {
-        Ok(entry) => entry.filter(|e| e.operation == async_nats::jetstream::kv::Operation::Put),
-        Err(error) => {
-            log(
-                options,
-                &format!("reading the record of {}: {error}", request.id),
-            );
-            return None;
-        }
-    };
-    let Some(entry) = entry else {
-        return match cluster
-            .owners
-            .create(request.id.as_str(), record_bytes(&fresh(1)))
-            .await
-        {
-            Ok(revision) => Some(Ownership::Run(revision)),
-            Err(error) => {
-                log(options, &format!("taking {}: {error}", request.id));
-                None
-            }
-        };
-    };
-    let previous: RunRecord = match serde_json::from_slice(&entry.value) {
-        Ok(record) => record,
-        Err(error) => {
-            log(
-                options,
-                &format!("the record of {} does not parse: {error}", request.id),
-            );
-            return None;
-        }
-    };
-    match &previous.outcome {
-        Some(StoredOutcome::Report { sha256, files }) => {
-            let report = cluster.get_blob(sha256).await.and_then(|bytes| {
-                serde_json::from_slice::<RunReport>(&bytes).map_err(|e| {
-                    Error::new(ErrorCode::IsolateFailure, format!("the stored report: {e}"))
-                })
-            });
-            return Some(Ownership::Answered(match report {
-                Ok(report) => Outcome::Report(Box::new(report), files.clone()),
-                Err(error) => Outcome::Refused(error),
-            }));
-        }
-        Some(StoredOutcome::Refused { code, message }) => {
-            return Some(Ownership::Answered(Outcome::Refused(Error::new(
-                *code,
-                message.clone(),
-            ))));
-        }
-        None => {}
-    }
-    if previous.effects {
-        // The attempt may have changed something outside itself: never run it twice.
-        let error = Error::new(
-            ErrorCode::IsolateFailure,
-            format!(
-                "interrupted: attempt {} on worker `{}` (started {}) stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again",
-                previous.attempt, previous.worker, previous.started_at
-            ),
-        );
-        let record = RunRecord {
-            outcome: Some(StoredOutcome::Refused {
-                code: error.code,
-                message: error.message.clone(),
-            }),
-            ..previous
-        };
-        return match cluster
-            .owners
-            .update(request.id.as_str(), record_bytes(&record), entry.revision)
-            .await
-        {
-            Ok(_) => Some(Ownership::Answered(Outcome::Refused(error))),
-            Err(_) => None,
-        };
-    }
-    // The attempt ended before any effect: run it again.
-    match cluster
-        .owners
-        .update(
-            request.id.as_str(),
-            record_bytes(&fresh(previous.attempt + 1)),
-            entry.revision,
-        )
-        .await
-    {
-        Ok(revision) => Some(Ownership::Run(revision)),
-        Err(_) => None,
-    }
 }
 
 /// Runs `request` and stores its outcome in the run's record.
@@ -524,28 +406,6 @@ async fn upload_published(cluster: &Cluster, out: &Path) -> Result<Vec<FileRef>,
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
-}
-
-/// Marks the run's record: this attempt may now change things outside itself. It fails when
-/// another worker took the run meanwhile (the record moved), and then nothing happens.
-async fn mark_effects(
-    owners: &async_nats::jetstream::kv::Store,
-    id: &str,
-    record: &Mutex<(u64, RunRecord)>,
-) -> Result<(), String> {
-    let (revision, mut marked) = record
-        .lock()
-        .map_err(|_| "the run's record is poisoned".to_string())?
-        .clone();
-    marked.effects = true;
-    let revision = owners
-        .update(id, record_bytes(&marked), revision)
-        .await
-        .map_err(|e| format!("this worker no longer owns run {id}: {e}"))?;
-    if let Ok(mut held) = record.lock() {
-        *held = (revision, marked);
-    }
-    Ok(())
 }
 
 /// A request's input path as a relative path with no way out.

@@ -4,6 +4,7 @@
 //! `max_runs` and the rest queue.
 
 mod approval;
+mod live;
 mod render;
 mod request;
 mod serve;
@@ -12,8 +13,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, Tool as McpTool, ToolAnnotations,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -25,9 +26,9 @@ pub use serve::{serve_http, serve_stdio};
 
 use crate::kernel::{CancelHandle, ExecutionRequest, Kernel};
 use crate::limits::Limits;
-use crate::output::Event;
 use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
+use live::{LiveRuns, progress_sink};
 use request::{GetRunArguments, ResumeArguments, RunArguments, SearchArguments};
 
 /// How the server runs scripts.
@@ -371,100 +372,6 @@ with `forge-host resume {} --approve|--deny`",
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
         }
     }
-}
-
-/// The cancel handles of the runs in flight.
-#[derive(Default)]
-struct LiveRuns {
-    next: std::sync::atomic::AtomicU64,
-    handles: std::sync::Mutex<std::collections::HashMap<u64, CancelHandle>>,
-}
-
-/// A run registered in [`LiveRuns`]; unregistered when finished or dropped, and cancelled when
-/// dropped before it finished (the request handler was dropped).
-struct LiveRun<'a> {
-    runs: &'a LiveRuns,
-    key: u64,
-    finished: bool,
-}
-
-impl LiveRuns {
-    fn register(&self, cancel: CancelHandle) -> LiveRun<'_> {
-        let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut handles) = self.handles.lock() {
-            handles.insert(key, cancel);
-        }
-        LiveRun {
-            runs: self,
-            key,
-            finished: false,
-        }
-    }
-
-    fn cancel_all(&self) {
-        if let Ok(handles) = self.handles.lock() {
-            handles.values().for_each(CancelHandle::cancel);
-        }
-    }
-}
-
-impl LiveRun<'_> {
-    fn finish(mut self) {
-        self.finished = true;
-    }
-}
-
-impl Drop for LiveRun<'_> {
-    fn drop(&mut self) {
-        let handle = self
-            .runs
-            .handles
-            .lock()
-            .ok()
-            .and_then(|mut handles| handles.remove(&self.key));
-        if let (false, Some(handle)) = (self.finished, handle) {
-            handle.cancel();
-        }
-    }
-}
-
-/// Passes a script's `progress()` to the client as `notifications/progress`, in order.
-fn progress_sink(
-    token: rmcp::model::ProgressToken,
-    peer: rmcp::service::Peer<RoleServer>,
-) -> crate::output::EventSink {
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    tokio::spawn(async move {
-        let mut sent = 0.0_f64;
-        while let Some(event) = receiver.recv().await {
-            let Event::Progress {
-                message,
-                completed,
-                total,
-            } = event
-            else {
-                continue;
-            };
-            // MCP wants progress to grow: a value that does not is replaced by one more.
-            sent = match completed {
-                Some(done) if done > sent => done,
-                _ => sent + 1.0,
-            };
-            let mut param =
-                ProgressNotificationParam::new(token.clone(), sent).with_message(message);
-            if let Some(total) = total {
-                param = param.with_total(total);
-            }
-            if peer.notify_progress(param).await.is_err() {
-                return;
-            }
-        }
-    });
-    Arc::new(move |event: Event| {
-        if matches!(event, Event::Progress { .. }) {
-            let _ = sender.send(event);
-        }
-    })
 }
 
 /// The server's tools; the run tools' descriptions carry the catalog a script can call.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The layers, top to bottom. A module may import modules of its own layer or of lower ones.
 const LAYERS: [&[&str]; 5] = [
     &["cli"],
-    &["mcp_server", "conformance"],
+    &["mcp_server", "conformance", "cluster"],
     &["kernel"],
     &[
         "engines", "tools", "state", "output", "files", "packages", "tape", "journal",

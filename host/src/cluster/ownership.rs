@@ -1,0 +1,155 @@
+//! Who owns a queued run: its record in the `forge_runs` bucket, taken by compare-and-set on the
+//! record's revision. A delivery runs the request only if no earlier attempt answered it or may
+//! have had effects; the record is marked before the run's first effect.
+
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use super::Cluster;
+use super::wire::{RunMessage, RunRecord, StoredOutcome};
+use super::worker::{Outcome, WorkerOptions, log};
+use crate::error::{Error, ErrorCode};
+use crate::kernel::RunReport;
+use crate::primitives::now_utc;
+
+/// What a worker does with a delivered request.
+pub(super) enum Ownership {
+    /// Run it: the record's revision after this worker took it.
+    Run(u64),
+    /// It was answered already (or must not run again): this is the answer.
+    Answered(Outcome),
+}
+
+pub(super) fn record_bytes(record: &RunRecord) -> Bytes {
+    Bytes::from(serde_json::to_vec(record).unwrap_or_default())
+}
+
+/// Reads the run's record and takes the run, or finds its answer; `None` when another worker
+/// holds it now (the request is left alone).
+pub(super) async fn take_ownership(
+    cluster: &Cluster,
+    options: &WorkerOptions,
+    request: &RunMessage,
+) -> Option<Ownership> {
+    let fresh = |attempt: u32| RunRecord {
+        attempt,
+        worker: options.name.clone(),
+        started_at: now_utc(),
+        effects: false,
+        outcome: None,
+    };
+    let entry = match cluster.owners.entry(request.id.as_str()).await {
+        Ok(entry) => entry.filter(|e| e.operation == async_nats::jetstream::kv::Operation::Put),
+        Err(error) => {
+            log(
+                options,
+                &format!("reading the record of {}: {error}", request.id),
+            );
+            return None;
+        }
+    };
+    let Some(entry) = entry else {
+        return match cluster
+            .owners
+            .create(request.id.as_str(), record_bytes(&fresh(1)))
+            .await
+        {
+            Ok(revision) => Some(Ownership::Run(revision)),
+            Err(error) => {
+                log(options, &format!("taking {}: {error}", request.id));
+                None
+            }
+        };
+    };
+    let previous: RunRecord = match serde_json::from_slice(&entry.value) {
+        Ok(record) => record,
+        Err(error) => {
+            log(
+                options,
+                &format!("the record of {} does not parse: {error}", request.id),
+            );
+            return None;
+        }
+    };
+    match &previous.outcome {
+        Some(StoredOutcome::Report { sha256, files }) => {
+            let report = cluster.get_blob(sha256).await.and_then(|bytes| {
+                serde_json::from_slice::<RunReport>(&bytes).map_err(|e| {
+                    Error::new(ErrorCode::IsolateFailure, format!("the stored report: {e}"))
+                })
+            });
+            return Some(Ownership::Answered(match report {
+                Ok(report) => Outcome::Report(Box::new(report), files.clone()),
+                Err(error) => Outcome::Refused(error),
+            }));
+        }
+        Some(StoredOutcome::Refused { code, message }) => {
+            return Some(Ownership::Answered(Outcome::Refused(Error::new(
+                *code,
+                message.clone(),
+            ))));
+        }
+        None => {}
+    }
+    if previous.effects {
+        // The attempt may have changed something outside itself: never run it twice.
+        let error = Error::new(
+            ErrorCode::IsolateFailure,
+            format!(
+                "interrupted: attempt {} on worker `{}` (started {}) stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again",
+                previous.attempt, previous.worker, previous.started_at
+            ),
+        );
+        let record = RunRecord {
+            outcome: Some(StoredOutcome::Refused {
+                code: error.code,
+                message: error.message.clone(),
+            }),
+            ..previous
+        };
+        return match cluster
+            .owners
+            .update(request.id.as_str(), record_bytes(&record), entry.revision)
+            .await
+        {
+            Ok(_) => Some(Ownership::Answered(Outcome::Refused(error))),
+            Err(_) => None,
+        };
+    }
+    // The attempt ended before any effect: run it again.
+    match cluster
+        .owners
+        .update(
+            request.id.as_str(),
+            record_bytes(&fresh(previous.attempt + 1)),
+            entry.revision,
+        )
+        .await
+    {
+        Ok(revision) => Some(Ownership::Run(revision)),
+        Err(_) => None,
+    }
+}
+
+/// Marks the run's record: this attempt may now change things outside itself. It fails when
+/// another worker took the run meanwhile (the record moved), and then nothing happens.
+pub(super) async fn mark_effects(
+    owners: &async_nats::jetstream::kv::Store,
+    id: &str,
+    record: &Mutex<(u64, RunRecord)>,
+) -> Result<(), String> {
+    let (revision, mut marked) = record
+        .lock()
+        .map_err(|_| "the run's record is poisoned".to_string())?
+        .clone();
+    marked.effects = true;
+    let revision = owners
+        .update(id, record_bytes(&marked), revision)
+        .await
+        .map_err(|e| format!("this worker no longer owns run {id}: {e}"))?;
+    if let Ok(mut held) = record.lock() {
+        *held = (revision, marked);
+    }
+    Ok(())
+}
