@@ -90,11 +90,11 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         .sources
         .connect(ceilings.max_call_response_bytes)
         .await?;
-    let mut kernel = Kernel::builder(data.resolve()?).tools(sources.registry.clone());
-    if let Some(store) = args.state.store()? {
-        kernel = kernel.state(store);
-    }
-    let kernel = kernel.build().await?;
+    let kernel = Kernel::builder(data.resolve()?)
+        .tools(sources.registry.clone())
+        .state(args.state.store()?)
+        .build()
+        .await?;
     let max_runs = args.max_runs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,

@@ -37,12 +37,12 @@ pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode
             .sources
             .connect(record.limits().max_call_response_bytes)
             .await?;
-        let mut kernel = Kernel::builder(data_dir).tools(sources.registry.clone());
         // The same session's state: where the first run kept it.
-        if let Some(store) = super::state_flags::recorded(record.state_store.as_deref())? {
-            kernel = kernel.state(store);
-        }
-        let kernel = kernel.build().await?;
+        let kernel = Kernel::builder(data_dir)
+            .tools(sources.registry.clone())
+            .state(super::state_flags::recorded(record.state_store.as_deref())?)
+            .build()
+            .await?;
         let mut request = kernel.rerun(&args.id)?;
         request.out_dir = args.out.clone();
         let report = execute(&kernel, request, args.json, true).await;

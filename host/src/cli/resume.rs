@@ -51,12 +51,12 @@ pub async fn run(data: &DataDirArgs, args: ResumeArgs) -> anyhow::Result<ExitCod
         let sources = sources
             .connect(record.limits().max_call_response_bytes)
             .await?;
-        let mut kernel = Kernel::builder(data_dir).tools(sources.registry.clone());
         // It commits where the paused run would have.
-        if let Some(store) = super::state_flags::recorded(record.state_store.as_deref())? {
-            kernel = kernel.state(store);
-        }
-        let kernel = kernel.build().await?;
+        let kernel = Kernel::builder(data_dir)
+            .tools(sources.registry.clone())
+            .state(super::state_flags::recorded(record.state_store.as_deref())?)
+            .build()
+            .await?;
         let mut request = kernel.resume(&args.id, args.approve)?;
         request.out_dir = args.out.clone();
         let report = execute(&kernel, request, args.json, false).await;

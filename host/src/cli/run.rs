@@ -89,7 +89,7 @@ pub struct RunArgs {
     pub record: RecordMode,
 }
 
-fn parse_record(text: &str) -> Result<RecordMode, String> {
+pub(super) fn parse_record(text: &str) -> Result<RecordMode, String> {
     [RecordMode::Full, RecordMode::Hashes, RecordMode::Off]
         .into_iter()
         .find(|mode| mode.as_str() == text)
@@ -143,11 +143,11 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
             .sources
             .connect(request.limits.max_call_response_bytes)
             .await?;
-        let mut kernel = Kernel::builder(data.resolve()?).tools(sources.registry.clone());
-        if let Some(store) = args.state.store()? {
-            kernel = kernel.state(store);
-        }
-        let kernel = kernel.build().await?;
+        let kernel = Kernel::builder(data.resolve()?)
+            .tools(sources.registry.clone())
+            .state(args.state.store()?)
+            .build()
+            .await?;
         let on_terminal = args.ask == Some(AskMode::Terminal);
         let report = execute(&kernel, request, args.json, on_terminal).await;
         // The servers end here, before the report is printed.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::progress::Printer;
-use super::run::{Lang, ScriptArgs, default_session, report_outcome, script};
+use super::run::{Lang, ScriptArgs, default_session, parse_record, report_outcome, script};
 use forge_host::cluster::{Cluster, DEFAULT_QUEUE, QueueOptions, submit};
 use forge_host::journal::RecordMode;
 
@@ -62,13 +62,6 @@ pub struct SubmitArgs {
     /// What the worker's journal keeps for replay: full, hashes or off
     #[arg(long, value_name = "MODE", default_value = "full", value_parser = parse_record)]
     pub record: RecordMode,
-}
-
-fn parse_record(text: &str) -> Result<RecordMode, String> {
-    [RecordMode::Full, RecordMode::Hashes, RecordMode::Off]
-        .into_iter()
-        .find(|mode| mode.as_str() == text)
-        .ok_or_else(|| format!("`{text}` is not one of full, hashes, off"))
 }
 
 /// Runs `forge-host submit`.

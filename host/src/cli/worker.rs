@@ -97,11 +97,13 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
         .sources
         .connect(ceilings.max_call_response_bytes)
         .await?;
-    let mut kernel = Kernel::builder(data.resolve()?).tools(sources.registry.clone());
-    if let Some(store) = args.state.store()? {
-        kernel = kernel.state(store);
-    }
-    let kernel = Arc::new(kernel.build().await?);
+    let kernel = Arc::new(
+        Kernel::builder(data.resolve()?)
+            .tools(sources.registry.clone())
+            .state(args.state.store()?)
+            .build()
+            .await?,
+    );
     let queue_options = QueueOptions {
         max_queued: args.max_queued,
         ack_wait: args.ack_wait,

@@ -15,8 +15,8 @@ use crate::primitives::now_utc;
 
 /// What a worker does with a delivered request.
 pub(super) enum Ownership {
-    /// Run it: the record's revision after this worker took it.
-    Run(u64),
+    /// Run it: the record this worker wrote when it took it, and its revision.
+    Run(u64, RunRecord),
     /// It was answered already (or must not run again): this is the answer.
     Answered(Outcome),
 }
@@ -50,12 +50,13 @@ pub(super) async fn take_ownership(
         }
     };
     let Some(entry) = entry else {
+        let taken = fresh(1);
         return match cluster
             .owners
-            .create(request.id.as_str(), record_bytes(&fresh(1)))
+            .create(request.id.as_str(), record_bytes(&taken))
             .await
         {
-            Ok(revision) => Some(Ownership::Run(revision)),
+            Ok(revision) => Some(Ownership::Run(revision, taken)),
             Err(error) => {
                 log(options, &format!("taking {}: {error}", request.id));
                 None
@@ -118,16 +119,13 @@ pub(super) async fn take_ownership(
         };
     }
     // The attempt ended before any effect: run it again.
+    let taken = fresh(previous.attempt + 1);
     match cluster
         .owners
-        .update(
-            request.id.as_str(),
-            record_bytes(&fresh(previous.attempt + 1)),
-            entry.revision,
-        )
+        .update(request.id.as_str(), record_bytes(&taken), entry.revision)
         .await
     {
-        Ok(revision) => Some(Ownership::Run(revision)),
+        Ok(revision) => Some(Ownership::Run(revision, taken)),
         Err(_) => None,
     }
 }

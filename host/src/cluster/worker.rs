@@ -20,7 +20,6 @@ use crate::kernel::{ExecutionRequest, Kernel, RunReport};
 use crate::limits::Limits;
 use crate::output::Event;
 use crate::permissions::Policy;
-use crate::primitives::now_utc;
 
 /// How a worker runs.
 #[derive(Debug, Clone)]
@@ -137,7 +136,7 @@ async fn handle(
     };
     let outcome = match owned {
         Ownership::Answered(outcome) => outcome,
-        Ownership::Run(revision) => {
+        Ownership::Run(revision, taken) => {
             // Keep the request ours while it runs: JetStream hears from us every third of its
             // ack wait.
             let heartbeat = {
@@ -161,6 +160,7 @@ async fn handle(
                 &request,
                 reply_to.clone(),
                 revision,
+                taken,
             )
             .await;
             heartbeat.abort();
@@ -209,23 +209,10 @@ async fn run(
     request: &RunMessage,
     reply_to: Option<String>,
     revision: u64,
+    taken: RunRecord,
 ) -> Outcome {
-    let record = Arc::new(Mutex::new((
-        revision,
-        RunRecord {
-            attempt: 0,
-            worker: options.name.clone(),
-            started_at: now_utc(),
-            effects: false,
-            outcome: None,
-        },
-    )));
-    if let Ok(Some(entry)) = cluster.owners.entry(request.id.as_str()).await
-        && let Ok(current) = serde_json::from_slice::<RunRecord>(&entry.value)
-        && let Ok(mut held) = record.lock()
-    {
-        *held = (entry.revision, current);
-    }
+    // The record as this worker took it; `mark_effects` and the outcome update it in turn.
+    let record = Arc::new(Mutex::new((revision, taken)));
     let outcome = match prepare(cluster, kernel, options, request, reply_to, record.clone()).await {
         Ok((execution, folder)) => match kernel.run(execution).await {
             Ok(report) => {

@@ -156,9 +156,9 @@ impl KernelBuilder {
         self
     }
 
-    /// Where session state is kept [default: the data directory's journal].
-    pub fn state(mut self, store: Arc<dyn StateStore>) -> Self {
-        self.state = Some(store);
+    /// Where session state is kept; `None` (the default) is the data directory's journal.
+    pub fn state(mut self, store: impl Into<Option<Arc<dyn StateStore>>>) -> Self {
+        self.state = store.into();
         self
     }
 
