@@ -62,6 +62,7 @@ on_both_stores!(
     two_concurrent_runs_changing_one_key_one_commits_the_other_conflicts,
     state_commands_read_and_delete_a_sessions_values,
     state_is_shared_between_javascript_and_python_in_one_session,
+    a_run_whose_reads_changed_meanwhile_conflicts_though_it_wrote_other_keys,
 );
 
 fn state_is_committed_on_success_only_and_seen_by_the_same_session_only(backend: &Backend) {
@@ -198,6 +199,72 @@ fn state_commands_read_and_delete_a_sessions_values(backend: &Backend) {
             .code(),
         2
     );
+}
+
+/// A run pauses for approval after reading, while another run changes the session; resumed, its
+/// commit compares what it read as well as what it wrote (issue 16: "each read or written key").
+fn a_run_whose_reads_changed_meanwhile_conflicts_though_it_wrote_other_keys(backend: &Backend) {
+    let sandbox = Sandbox::new();
+    let ws = sandbox.data_dir().with_file_name("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    let ws = ws.to_string_lossy().into_owned();
+    let session = backend.with(&["--session", "reads"]);
+    let paused_after = |read: &str| {
+        let script = format!(
+            "const seen = {read};\n\
+             await tools.workspace.write({{path: 'w.txt', content: 'w'}});\n\
+             state.set('derived', seen);\nreturn seen;"
+        );
+        let run = sandbox.run_js(
+            &script,
+            &backend.with(&["--session", "reads", "--workspace", &ws, "--ask"]),
+        );
+        let report = run.report();
+        assert_eq!(report["status"], "paused", "{report:#}");
+        report["id"].as_str().expect("id").to_string()
+    };
+    let change = |code: &str| sandbox.run_js(code, &session).assert_succeeded();
+    let resume = |id: &str| {
+        let run = sandbox.forge(&["resume", id, "--approve", "--json"]);
+        serde_json::from_str::<Value>(&run.stdout())
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout(), run.stderr()))
+    };
+    let derived = || {
+        let got = sandbox.forge(&backend.with(&["state", "get", "derived", "--session", "reads"]));
+        (got.code() == 0).then(|| got.stdout().trim().to_string())
+    };
+    change("state.set('a', 1); state.set('z', 1); return 1;");
+
+    // It read `a`; `a` changed: a conflict on `a`, and `derived` is not written.
+    let id = paused_after("state.get('a')");
+    change("state.set('a', 2); return 1;");
+    let resumed = resume(&id);
+    assert_eq!(resumed["error"]["code"], "STATE_CONFLICT", "{resumed:#}");
+    assert!(
+        resumed["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`a`"),
+        "{resumed:#}"
+    );
+    assert_eq!(derived(), None, "nothing of the loser is written");
+
+    // It read an absent key, which appeared meanwhile.
+    let id = paused_after("state.get('b') ?? 0");
+    change("state.set('b', 7); return 1;");
+    assert_eq!(resume(&id)["error"]["code"], "STATE_CONFLICT");
+
+    // It read `a`; only `z` changed: it commits.
+    let id = paused_after("state.get('a')");
+    change("state.set('z', 2); return 1;");
+    let resumed = resume(&id);
+    assert_eq!(resumed["status"], "succeeded", "{resumed:#}");
+    assert_eq!(derived().as_deref(), Some("2"));
+
+    // It listed the keys: a new key anywhere in the session conflicts.
+    let id = paused_after("state.keys().length");
+    change("state.set('newcomer', 1); return 1;");
+    assert_eq!(resume(&id)["error"]["code"], "STATE_CONFLICT");
 }
 
 fn state_is_shared_between_javascript_and_python_in_one_session(backend: &Backend) {

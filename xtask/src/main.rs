@@ -150,6 +150,10 @@ fn main() -> ExitCode {
                     "forge-quickjs",
                     "--exclude",
                     "forge-lua",
+                    // The bench's native QuickJS switches on hashbrown's default features, which
+                    // would make this build compile wasmtime a second time (~2.5 GB, minutes).
+                    "--exclude",
+                    "quickjs-native",
                 ])
                 .args(&args[1..]))?;
             if args.len() == 1 {

@@ -7,11 +7,18 @@ use std::sync::Mutex;
 use bytes::Bytes;
 
 use super::Cluster;
-use super::wire::{RunMessage, RunRecord, StoredOutcome};
-use super::worker::{Outcome, WorkerOptions, log};
+use super::wire::{FileRef, RunMessage, RunRecord, StoredOutcome};
 use crate::error::{Error, ErrorCode};
 use crate::kernel::RunReport;
 use crate::primitives::now_utc;
+
+/// How a request ended.
+pub(super) enum Outcome {
+    /// Its report, and the files it published (in the object store).
+    Report(Box<RunReport>, Vec<FileRef>),
+    /// It was refused, or its attempt was interrupted.
+    Refused(Error),
+}
 
 /// What a worker does with a delivered request.
 pub(super) enum Ownership {
@@ -26,15 +33,17 @@ pub(super) fn record_bytes(record: &RunRecord) -> Bytes {
 }
 
 /// Reads the run's record and takes the run, or finds its answer; `None` when another worker
-/// holds it now (the request is left alone).
+/// holds it now (the request is left alone). `worker` names the taker in the record; `log` hears
+/// why a request was left alone.
 pub(super) async fn take_ownership(
     cluster: &Cluster,
-    options: &WorkerOptions,
+    worker: &str,
     request: &RunMessage,
+    log: &(dyn Fn(&str) + Sync),
 ) -> Option<Ownership> {
     let fresh = |attempt: u32| RunRecord {
         attempt,
-        worker: options.name.clone(),
+        worker: worker.to_string(),
         started_at: now_utc(),
         effects: false,
         outcome: None,
@@ -42,10 +51,7 @@ pub(super) async fn take_ownership(
     let entry = match cluster.owners.entry(request.id.as_str()).await {
         Ok(entry) => entry.filter(|e| e.operation == async_nats::jetstream::kv::Operation::Put),
         Err(error) => {
-            log(
-                options,
-                &format!("reading the record of {}: {error}", request.id),
-            );
+            log(&format!("reading the record of {}: {error}", request.id));
             return None;
         }
     };
@@ -58,7 +64,7 @@ pub(super) async fn take_ownership(
         {
             Ok(revision) => Some(Ownership::Run(revision, taken)),
             Err(error) => {
-                log(options, &format!("taking {}: {error}", request.id));
+                log(&format!("taking {}: {error}", request.id));
                 None
             }
         };
@@ -66,10 +72,10 @@ pub(super) async fn take_ownership(
     let previous: RunRecord = match serde_json::from_slice(&entry.value) {
         Ok(record) => record,
         Err(error) => {
-            log(
-                options,
-                &format!("the record of {} does not parse: {error}", request.id),
-            );
+            log(&format!(
+                "the record of {} does not parse: {error}",
+                request.id
+            ));
             return None;
         }
     };

@@ -12,11 +12,11 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::Semaphore;
 
 use super::names::{self, REPLY_HEADER};
-use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
+use super::ownership::{Outcome, Ownership, mark_effects, record_bytes, take_ownership};
 use super::wire::{FileRef, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, QueueOptions, nats};
 use crate::error::{Error, ErrorCode};
-use crate::kernel::{ExecutionRequest, Kernel, RunReport};
+use crate::kernel::{ExecutionRequest, Kernel};
 use crate::limits::Limits;
 use crate::output::Event;
 use crate::permissions::Policy;
@@ -131,7 +131,11 @@ async fn handle(
             return;
         }
     };
-    let Some(owned) = take_ownership(cluster, options, &request).await else {
+    let Some(owned) = take_ownership(cluster, &options.name, &request, &|what: &str| {
+        log(options, what)
+    })
+    .await
+    else {
         return;
     };
     let outcome = match owned {
@@ -192,13 +196,6 @@ async fn handle(
     if let Err(error) = message.double_ack().await {
         log(options, &format!("acking request {}: {error}", request.id));
     }
-}
-
-/// How a request ended.
-pub(super) enum Outcome {
-    /// Its report, and the files it published (in the object store).
-    Report(Box<RunReport>, Vec<FileRef>),
-    Refused(Error),
 }
 
 /// Runs `request` and stores its outcome in the run's record.

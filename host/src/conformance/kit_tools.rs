@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::state::{Changes, StateStore};
+use crate::state::{Changes, Commit, StateStore};
 use crate::tools::{Effect, Tool, ToolError, ToolFuture, ToolInfo, ToolRegistry};
 
 /// The built-in tools plus the kit's, over `state`.
@@ -67,7 +67,7 @@ impl Tool for CommitElsewhere {
                 .map_err(|e| ToolError::failed(e.to_string()))?;
             let changes: Changes = BTreeMap::from([(key.to_string(), Some(value.to_string()))]);
             let revision = state
-                .commit(session, &base, &changes, u64::MAX)
+                .commit(session, &Commit::new(&base, &changes, u64::MAX))
                 .map_err(|e| ToolError::failed(e.to_string()))?;
             Ok(json!({"revision": revision}))
         })

@@ -19,7 +19,7 @@ use crate::engines::{Cache, EngineEntry, EngineRegistry, stage_candidate};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kernel::{ExecutionRequest, Kernel, RunReport};
 use crate::output::{Event, EventSink};
-use crate::state::{Changes, RedbStateStore, StateStore};
+use crate::state::{Changes, Commit, RedbStateStore, StateStore};
 
 /// How one case went on one engine.
 #[derive(Debug, Clone, Serialize)]
@@ -269,7 +269,7 @@ async fn run_and_compare(
             .map(|(key, value)| (key.clone(), Some(value.to_string())))
             .collect();
         store
-            .commit(&session, &base, &changes, u64::MAX)
+            .commit(&session, &Commit::new(&base, &changes, u64::MAX))
             .map_err(state_error)?;
     }
     let out_dir = out_root.join(&kit_case.id);

@@ -229,16 +229,9 @@ fn commit_state(
     if let Some(view) = store.map(|s| s.data().state())
         && !view.changes().is_empty()
     {
-        let limits = &facts.request.limits;
         kernel
             .state
-            .commit_for(
-                facts.id,
-                &facts.request.session,
-                view.base(),
-                view.changes(),
-                limits.max_state_bytes,
-            )
+            .commit_for(facts.id, &facts.request.session, &view.commit())
             .map_err(|error| failed_by(&error, error.code()))?;
         crate::primitives::fault_point("after-state-commit");
     }

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use super::{Changes, CommitError, Snapshot, StateStore};
+use super::{Changes, Commit, CommitError, Reads, Snapshot, StateStore};
 
 /// A failed check: which, and what it saw.
 pub type Failure = String;
@@ -33,8 +33,18 @@ fn commit(
     max_bytes: u64,
 ) -> Result<u64, Failure> {
     store
-        .commit(session, base, changes, max_bytes)
+        .commit(session, &Commit::new(base, changes, max_bytes))
         .map_err(|e| format!("commit to `{session}`: {}", crate::error::chain_text(&e)))
+}
+
+fn try_commit(
+    store: &dyn StateStore,
+    session: &str,
+    base: &Snapshot,
+    changes: &Changes,
+    max_bytes: u64,
+) -> Result<u64, CommitError> {
+    store.commit(session, &Commit::new(base, changes, max_bytes))
 }
 
 fn expect(holds: bool, what: impl FnOnce() -> String) -> Result<(), Failure> {
@@ -43,7 +53,7 @@ fn expect(holds: bool, what: impl FnOnce() -> String) -> Result<(), Failure> {
 
 /// Runs every check against `store`; the first failure, if any.
 pub fn check(store: Arc<dyn StateStore>, prefix: &str) -> Result<(), Failure> {
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 9] = [
         (
             "commits-are-seen-by-their-session-only",
             commits_are_seen_by_their_session_only,
@@ -55,6 +65,14 @@ pub fn check(store: Arc<dyn StateStore>, prefix: &str) -> Result<(), Failure> {
         (
             "a-deleted-key-still-conflicts",
             a_deleted_key_still_conflicts,
+        ),
+        (
+            "a-key-read-and-changed-meanwhile-conflicts",
+            a_key_read_and_changed_meanwhile_conflicts,
+        ),
+        (
+            "reading-everything-conflicts-with-any-change",
+            reading_everything_conflicts_with_any_change,
         ),
         (
             "other-keys-of-the-session-do-not-conflict",
@@ -145,7 +163,8 @@ fn a_changed_key_conflicts_and_nothing_is_written(
         &set(&[("a", Some("1"))]),
         1 << 20,
     )?;
-    let lost = store.commit(
+    let lost = try_commit(
+        store.as_ref(),
         session,
         &base,
         &set(&[("b", Some("2")), ("a", Some("3"))]),
@@ -163,6 +182,122 @@ fn a_changed_key_conflicts_and_nothing_is_written(
             now.get("b")
         )
     })
+}
+
+/// A run that read `a` (or the absent `c`) and wrote `b` must not commit once `a` changed (or `c`
+/// appeared): its `b` was decided from what it read.
+fn a_key_read_and_changed_meanwhile_conflicts(
+    store: &Arc<dyn StateStore>,
+    session: &str,
+) -> Result<(), Failure> {
+    let empty = snapshot(store.as_ref(), session)?;
+    commit(
+        store.as_ref(),
+        session,
+        &empty,
+        &set(&[("a", Some("1"))]),
+        1 << 20,
+    )?;
+    let base = snapshot(store.as_ref(), session)?;
+    let writes_b = set(&[("b", Some("2"))]);
+    for (read, changed) in [("a", "a"), ("c", "c")] {
+        let reads = Reads::from([read.to_string()]);
+        let other = snapshot(store.as_ref(), session)?;
+        commit(
+            store.as_ref(),
+            session,
+            &other,
+            &set(&[(changed, Some("9"))]),
+            1 << 20,
+        )?;
+        let lost = store.commit(
+            session,
+            &Commit::new(&base, &writes_b, 1 << 20).reading(&reads, false),
+        );
+        expect(
+            matches!(&lost, Err(CommitError::Conflict { key }) if key == read),
+            || format!("a commit that read `{read}`, changed meanwhile, gave {lost:?}"),
+        )?;
+    }
+    let now = snapshot(store.as_ref(), session)?;
+    expect(now.get("b").is_none(), || {
+        format!("a lost commit wrote b={:?}", now.get("b"))
+    })?;
+    // Reads that still hold do not stop the commit.
+    let reads = Reads::from(["a".to_string(), "c".to_string(), "d".to_string()]);
+    store
+        .commit(
+            session,
+            &Commit::new(&now, &writes_b, 1 << 20).reading(&reads, false),
+        )
+        .map_err(|e| {
+            format!(
+                "a commit whose reads hold: {}",
+                crate::error::chain_text(&e)
+            )
+        })?;
+    Ok(())
+}
+
+/// A run that read the whole session conflicts with a change to any of its keys, a new one
+/// included; one that read many keys (more than etcd compares one by one) with a change to one
+/// of them; and both commit when nothing changed.
+fn reading_everything_conflicts_with_any_change(
+    store: &Arc<dyn StateStore>,
+    session: &str,
+) -> Result<(), Failure> {
+    let empty = snapshot(store.as_ref(), session)?;
+    commit(
+        store.as_ref(),
+        session,
+        &empty,
+        &set(&[("a", Some("1"))]),
+        1 << 20,
+    )?;
+    let base = snapshot(store.as_ref(), session)?;
+    let many: Reads = (0..300).map(|i| format!("k{i}")).collect();
+    let writes_b = set(&[("b", Some("2"))]);
+    for (reads, everything) in [(&Reads::new(), true), (&many, false)] {
+        let other = snapshot(store.as_ref(), session)?;
+        // A key of its own for a run that read everything; one of the 300 for the other.
+        let newcomer = if everything { "new" } else { "k7" };
+        commit(
+            store.as_ref(),
+            session,
+            &other,
+            &set(&[(newcomer, Some("9"))]),
+            1 << 20,
+        )?;
+        let lost = store.commit(
+            session,
+            &Commit::new(&base, &writes_b, 1 << 20).reading(reads, everything),
+        );
+        expect(matches!(&lost, Err(CommitError::Conflict { .. })), || {
+            format!(
+                "a commit that read {} gave {lost:?} after `{newcomer}` appeared",
+                if everything { "everything" } else { "300 keys" }
+            )
+        })?;
+        let now = snapshot(store.as_ref(), session)?;
+        expect(now.get("b").is_none(), || {
+            "a lost commit wrote b".to_string()
+        })?;
+        store
+            .commit(
+                session,
+                &Commit::new(&now, &writes_b, 1 << 20).reading(reads, everything),
+            )
+            .map_err(|e| format!("an unhindered commit: {}", crate::error::chain_text(&e)))?;
+        let after = snapshot(store.as_ref(), session)?;
+        commit(
+            store.as_ref(),
+            session,
+            &after,
+            &set(&[("b", None)]),
+            1 << 20,
+        )?;
+    }
+    Ok(())
 }
 
 fn a_deleted_key_still_conflicts(
@@ -188,11 +323,23 @@ fn a_deleted_key_still_conflicts(
     expect(deleted > with_a.entries["a"].revision, || {
         "the delete has no newer revision".into()
     })?;
-    let stale = store.commit(session, &with_a, &set(&[("a", Some("2"))]), 1 << 20);
+    let stale = try_commit(
+        store.as_ref(),
+        session,
+        &with_a,
+        &set(&[("a", Some("2"))]),
+        1 << 20,
+    );
     expect(matches!(stale, Err(CommitError::Conflict { .. })), || {
         format!("a commit against the snapshot before the delete gave {stale:?}")
     })?;
-    let recreated = store.commit(session, &empty, &set(&[("a", Some("3"))]), 1 << 20);
+    let recreated = try_commit(
+        store.as_ref(),
+        session,
+        &empty,
+        &set(&[("a", Some("3"))]),
+        1 << 20,
+    );
     expect(
         matches!(recreated, Err(CommitError::Conflict { .. })),
         || format!("a commit against the snapshot before `a` existed gave {recreated:?}"),
@@ -238,7 +385,13 @@ fn the_budget_counts_the_session_at_commit(
         10,
     )?;
     // Against the old snapshot: the store's own count must be used, not the snapshot's.
-    let over = store.commit(session, &base, &set(&[("b", Some("12345"))]), 10);
+    let over = try_commit(
+        store.as_ref(),
+        session,
+        &base,
+        &set(&[("b", Some("12345"))]),
+        10,
+    );
     expect(
         matches!(over, Err(CommitError::OverBudget { total: 12, max: 10 })),
         || format!("12 bytes against a budget of 10 gave {over:?}"),
@@ -276,7 +429,7 @@ fn race(
             let session = session.to_string();
             std::thread::spawn(move || {
                 start.wait();
-                store.commit(&session, &base, &changes_of(i), 1 << 20)
+                try_commit(store.as_ref(), &session, &base, &changes_of(i), 1 << 20)
             })
         })
         .collect();

@@ -13,11 +13,11 @@ mod model_test;
 mod redb_store;
 mod view;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use etcd::{EtcdLocation, EtcdStateStore};
 pub use redb_store::RedbStateStore;
-pub use view::{MAX_KEY_BYTES, StateFailure, StateView};
+pub use view::{MAX_KEY_BYTES, MAX_REMEMBERED_READS, StateFailure, StateView};
 
 use crate::error::ErrorCode;
 
@@ -55,6 +55,72 @@ impl Snapshot {
 
 /// Pending changes of an execution: `Some(json)` sets, `None` deletes.
 pub type Changes = BTreeMap<String, Option<String>>;
+
+/// Keys an execution read from its snapshot.
+pub type Reads = BTreeSet<String>;
+
+/// No reads: for commits made outside any execution.
+pub static NO_READS: Reads = BTreeSet::new();
+
+/// What a commit asks of a store: apply `changes` if every key in `reads` or `changes` (or, with
+/// `reads_everything`, every key of the session) still has the revision it had in `base` (a key
+/// absent from `base` must still be absent), and the session's live bytes stay within
+/// `max_bytes`. Comparing the reads too makes a run that
+/// decided its writes from a value someone changed meanwhile conflict instead of committing.
+#[derive(Debug, Clone, Copy)]
+pub struct Commit<'a> {
+    /// The snapshot the execution started from.
+    pub base: &'a Snapshot,
+    /// What it set and deleted.
+    pub changes: &'a Changes,
+    /// What it read.
+    pub reads: &'a Reads,
+    /// It read the whole session (listed its keys, or read too many to name): nothing in the
+    /// session may have changed since `base`.
+    pub reads_everything: bool,
+    /// The session's byte budget.
+    pub max_bytes: u64,
+}
+
+impl<'a> Commit<'a> {
+    /// A commit of `changes` against `base` that read nothing else.
+    pub fn new(base: &'a Snapshot, changes: &'a Changes, max_bytes: u64) -> Self {
+        Commit {
+            base,
+            changes,
+            reads: &NO_READS,
+            reads_everything: false,
+            max_bytes,
+        }
+    }
+
+    /// The same commit, having read `reads`, or everything.
+    pub fn reading(self, reads: &'a Reads, everything: bool) -> Self {
+        Commit {
+            reads,
+            reads_everything: everything,
+            ..self
+        }
+    }
+
+    /// Every key whose revision the commit compares, sorted, each once.
+    pub fn checked_keys(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        let mut keys: Vec<&'a str> = self
+            .reads
+            .iter()
+            .chain(self.changes.keys())
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+    }
+
+    /// The revision `key` had in the snapshot (`None`: it did not exist).
+    pub fn base_revision(&self, key: &str) -> Option<u64> {
+        self.base.entries.get(key).map(|entry| entry.revision)
+    }
+}
 
 /// Why a commit failed. Nothing was written in any case.
 #[derive(Debug, thiserror::Error)]
@@ -130,15 +196,8 @@ pub trait StateStore: Send + Sync {
     /// Every key of `session`, tombstones included.
     fn snapshot(&self, session: &str) -> Result<Snapshot, CommitError>;
 
-    /// Applies `changes` atomically if every changed key still has the revision it had in
-    /// `base`, and the session's live bytes stay within `max_bytes`. Returns the new revision.
-    fn commit(
-        &self,
-        session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
-    ) -> Result<u64, CommitError>;
+    /// Applies `commit` atomically, as [`Commit`] says. Returns the new revision.
+    fn commit(&self, session: &str, commit: &Commit<'_>) -> Result<u64, CommitError>;
 
     /// [`StateStore::commit`] for execution `execution`. A store that shares the journal's
     /// database marks the commit in the same transaction, so that a run killed right after it
@@ -147,12 +206,10 @@ pub trait StateStore: Send + Sync {
         &self,
         execution: &str,
         session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
+        commit: &Commit<'_>,
     ) -> Result<u64, CommitError> {
         let _ = execution;
-        self.commit(session, base, changes, max_bytes)
+        self.commit(session, commit)
     }
 
     /// Deletes `key` of `session` outside any execution (`forge-host state delete`). Returns
@@ -163,7 +220,7 @@ pub trait StateStore: Send + Sync {
             return Ok(false);
         }
         let changes = Changes::from([(key.to_string(), None)]);
-        self.commit(session, &base, &changes, u64::MAX)?;
+        self.commit(session, &Commit::new(&base, &changes, u64::MAX))?;
         Ok(true)
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use super::{Changes, CommitError, Entry, RedbStateStore, Snapshot, StateStore};
+use super::{Changes, Commit, CommitError, Entry, Reads, RedbStateStore, Snapshot, StateStore};
 use crate::datadir::DataDir;
 
 const SESSIONS: [&str; 2] = ["a", "b"];
@@ -25,6 +25,8 @@ enum Op {
         key: usize,
         len: Option<usize>,
     },
+    /// Execution `slot` reads `key`: its commit compares it too.
+    Read { slot: usize, key: usize },
     /// Execution `slot` commits.
     Commit { slot: usize },
 }
@@ -34,6 +36,7 @@ fn op() -> impl Strategy<Value = Op> {
         (0..3usize, 0..2usize).prop_map(|(slot, session)| Op::Begin { slot, session }),
         (0..3usize, 0..3usize, proptest::option::of(1..12usize))
             .prop_map(|(slot, key, len)| Op::Change { slot, key, len }),
+        (0..3usize, 0..3usize).prop_map(|(slot, key)| Op::Read { slot, key }),
         (0..3usize).prop_map(|slot| Op::Commit { slot }),
     ]
 }
@@ -60,9 +63,17 @@ impl Model {
         }
     }
 
-    fn commit(&mut self, session: &str, base: &Snapshot, changes: &Changes) -> Outcome {
+    fn commit(
+        &mut self,
+        session: &str,
+        base: &Snapshot,
+        changes: &Changes,
+        reads: &Reads,
+    ) -> Outcome {
         let entries = self.sessions.entry(session.to_string()).or_default();
-        for key in changes.keys() {
+        let compared: std::collections::BTreeSet<&String> =
+            changes.keys().chain(reads.iter()).collect();
+        for key in compared {
             let now = entries.get(key).map(|e| e.revision);
             if now != base.entries.get(key).map(|e| e.revision) {
                 return Outcome::Conflict(key.clone());
@@ -111,31 +122,39 @@ proptest! {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = RedbStateStore::new(DataDir::new(dir.path()));
         let mut model = Model::default();
-        // Per slot: its session, its snapshot, its pending changes.
-        let mut slots: Vec<Option<(String, Snapshot, Changes)>> = vec![None, None, None];
+        // Per slot: its session, its snapshot, its pending changes, its reads.
+        let mut slots: Vec<Option<(String, Snapshot, Changes, Reads)>> = vec![None, None, None];
         for op in ops {
             match op {
                 Op::Begin { slot, session } => {
                     let session = SESSIONS[session];
                     let stored = store.snapshot(session).expect("snapshot");
                     prop_assert_eq!(&stored, &model.snapshot(session));
-                    slots[slot] = Some((session.to_string(), stored, Changes::new()));
+                    slots[slot] = Some((session.to_string(), stored, Changes::new(), Reads::new()));
                 }
                 Op::Change { slot, key, len } => {
-                    if let Some((_, _, changes)) = slots[slot].as_mut() {
+                    if let Some((_, _, changes, _)) = slots[slot].as_mut() {
                         let value = len.map(|n| format!("\"{}\"", "v".repeat(n.saturating_sub(2))));
                         changes.insert(KEYS[key].to_string(), value);
                     }
                 }
+                Op::Read { slot, key } => {
+                    if let Some((_, _, changes, reads)) = slots[slot].as_mut()
+                        && !changes.contains_key(KEYS[key])
+                    {
+                        reads.insert(KEYS[key].to_string());
+                    }
+                }
                 Op::Commit { slot } => {
-                    let Some((session, base, changes)) = slots[slot].take() else {
+                    let Some((session, base, changes, reads)) = slots[slot].take() else {
                         continue;
                     };
                     if changes.is_empty() {
                         continue;
                     }
-                    let stored = outcome(store.commit(&session, &base, &changes, BUDGET));
-                    let expected = model.commit(&session, &base, &changes);
+                    let commit = Commit::new(&base, &changes, BUDGET).reading(&reads, false);
+                    let stored = outcome(store.commit(&session, &commit));
+                    let expected = model.commit(&session, &base, &changes, &reads);
                     prop_assert_eq!(stored, expected);
                 }
             }

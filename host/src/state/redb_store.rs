@@ -3,7 +3,7 @@
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
-use super::{Changes, CommitError, Entry, Snapshot, StateStore};
+use super::{Commit, CommitError, Entry, Snapshot, StateStore};
 use crate::datadir::DataDir;
 use crate::journal::{Journal, StateCommitMark};
 
@@ -106,25 +106,17 @@ impl StateStore for RedbStateStore {
         Ok(snapshot)
     }
 
-    fn commit(
-        &self,
-        session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
-    ) -> Result<u64, CommitError> {
-        self.commit_marked(None, session, base, changes, max_bytes)
+    fn commit(&self, session: &str, commit: &Commit<'_>) -> Result<u64, CommitError> {
+        self.commit_marked(None, session, commit)
     }
 
     fn commit_for(
         &self,
         execution: &str,
         session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
+        commit: &Commit<'_>,
     ) -> Result<u64, CommitError> {
-        self.commit_marked(Some(execution), session, base, changes, max_bytes)
+        self.commit_marked(Some(execution), session, commit)
     }
 }
 
@@ -135,23 +127,24 @@ impl RedbStateStore {
         &self,
         execution: Option<&str>,
         session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
+        commit: &Commit<'_>,
     ) -> Result<u64, CommitError> {
+        let (changes, max_bytes) = (commit.changes, commit.max_bytes);
         let db = self.database()?;
         let write = db.begin_write().map_err(storage)?;
         let revision = {
             let mut table = write.open_table(STATE).map_err(storage)?;
             let mut counters = write.open_table(COUNTERS).map_err(storage)?;
-            for key in changes.keys() {
-                let current = match table.get((session, key.as_str())).map_err(storage)? {
+            for key in commit.checked_keys() {
+                let current = match table.get((session, key)).map_err(storage)? {
                     Some(bytes) => Some(decode(key, bytes.value())?.revision),
                     None => None,
                 };
-                if current != base.entries.get(key).map(|e| e.revision) {
+                if current != commit.base_revision(key) {
                     // Dropping `write` without commit aborts: nothing partial is written.
-                    return Err(CommitError::Conflict { key: key.clone() });
+                    return Err(CommitError::Conflict {
+                        key: key.to_string(),
+                    });
                 }
             }
             let mut total = 0u64;
@@ -164,7 +157,13 @@ impl RedbStateStore {
                 if changes.contains_key(name) {
                     continue;
                 }
-                if let Some(text) = decode(name, value.value())?.value {
+                let entry = decode(name, value.value())?;
+                if commit.reads_everything && Some(entry.revision) != commit.base_revision(name) {
+                    return Err(CommitError::Conflict {
+                        key: name.to_string(),
+                    });
+                }
+                if let Some(text) = entry.value {
                     total += (name.len() + text.len()) as u64;
                 }
             }
@@ -231,8 +230,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = RedbStateStore::new(DataDir::new(dir.path()));
         let empty = store.snapshot("s").expect("snapshot");
-        let set = Changes::from([("a".to_string(), Some("1".to_string()))]);
-        store.commit("s", &empty, &set, 1 << 20).expect("set");
+        let set = crate::state::Changes::from([("a".to_string(), Some("1".to_string()))]);
+        store
+            .commit("s", &Commit::new(&empty, &set, 1 << 20))
+            .expect("set");
         let with_a = store.snapshot("s").expect("snapshot");
         assert!(store.delete_now("s", "a").expect("delete"));
         let after = store.snapshot("s").expect("snapshot");

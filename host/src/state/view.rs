@@ -1,18 +1,26 @@
 //! The private view of one execution: its snapshot plus its own pending changes, with the
 //! per-value and total budgets checked at every `set`.
 
-use super::{Changes, Snapshot};
+use super::{Changes, Commit, Reads, Snapshot};
 use crate::error::{ErrorCode, HostStop};
 use crate::limits::Limits;
 
 /// Longest state key, in bytes.
 pub const MAX_KEY_BYTES: usize = 256;
 
+/// Reads remembered key by key; past them, the commit compares the whole session, so that a guest
+/// cannot grow the host's memory by reading many keys.
+pub const MAX_REMEMBERED_READS: usize = 1024;
+
 /// The state an execution sees.
 #[derive(Debug, Clone)]
 pub struct StateView {
     base: Snapshot,
     pending: Changes,
+    /// Keys the guest read from `base`: the commit compares them too.
+    reads: Reads,
+    /// The guest read the whole session: the commit compares all of it.
+    read_everything: bool,
     live_bytes: u64,
     max_bytes: u64,
     max_value_bytes: u64,
@@ -56,6 +64,8 @@ impl StateView {
             live_bytes: base.live_bytes(),
             base,
             pending: Changes::new(),
+            reads: Reads::new(),
+            read_everything: false,
             max_bytes: limits.max_state_bytes,
             max_value_bytes: limits.max_state_value_bytes,
         }
@@ -74,6 +84,44 @@ impl StateView {
     /// The changes to commit.
     pub fn changes(&self) -> &Changes {
         &self.pending
+    }
+
+    /// The keys the guest read from the snapshot.
+    pub fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// Whether the guest read the whole session: it listed the keys, or read more keys than
+    /// are remembered one by one.
+    pub fn read_everything(&self) -> bool {
+        self.read_everything
+    }
+
+    /// What committing this view asks of the store.
+    pub fn commit(&self) -> Commit<'_> {
+        Commit::new(&self.base, &self.pending, self.max_bytes)
+            .reading(&self.reads, self.read_everything)
+    }
+
+    /// [`StateView::get`] for the guest: a value read from the snapshot is remembered, so that
+    /// the commit fails if someone changed it meanwhile.
+    pub fn read(&mut self, key: &str) -> Option<&str> {
+        if !self.read_everything && !self.pending.contains_key(key) && check_key(key).is_ok() {
+            if self.reads.len() < MAX_REMEMBERED_READS {
+                self.reads.insert(key.to_string());
+            } else {
+                self.read_everything = true;
+                self.reads.clear();
+            }
+        }
+        self.get(key)
+    }
+
+    /// [`StateView::keys`] for the guest: which keys exist depends on the whole session.
+    pub fn list(&mut self) -> Vec<String> {
+        self.read_everything = true;
+        self.reads.clear();
+        self.keys()
     }
 
     /// The value of `key` as this execution sees it.
@@ -184,6 +232,34 @@ mod tests {
             );
         }
         s
+    }
+
+    #[test]
+    fn the_guests_reads_of_the_snapshot_are_what_the_commit_compares() {
+        let mut view = StateView::new(snapshot(&[("a", "1")]), &Limits::default());
+        view.set("b", "2").expect("set");
+        assert_eq!(view.read("a"), Some("1"));
+        assert_eq!(view.read("b"), Some("2"), "its own write");
+        assert_eq!(view.read("absent"), None);
+        assert_eq!(view.read(&"k".repeat(MAX_KEY_BYTES + 1)), None);
+        assert_eq!(view.get("c"), None, "the host's own look is no read");
+        let reads: Vec<&str> = view.commit().checked_keys().collect();
+        assert_eq!(reads, ["a", "absent", "b"]);
+        assert!(!view.commit().reads_everything);
+
+        view.list();
+        assert!(
+            view.commit().reads_everything,
+            "a listing reads the whole session"
+        );
+
+        let mut many = StateView::new(Snapshot::default(), &Limits::default());
+        for i in 0..MAX_REMEMBERED_READS {
+            many.read(&format!("k{i}"));
+        }
+        assert!(!many.read_everything());
+        many.read("one-more");
+        assert!(many.read_everything() && many.reads().is_empty());
     }
 
     #[test]

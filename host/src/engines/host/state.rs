@@ -24,7 +24,7 @@ impl state::Host for StateView {
         &mut self,
         key: String,
     ) -> wasmtime::Result<Result<Option<String>, types::ErrorInfo>> {
-        Ok(Ok(StateView::get(self, &key).map(str::to_string)))
+        Ok(Ok(StateView::read(self, &key).map(str::to_string)))
     }
 
     async fn set(
@@ -40,6 +40,6 @@ impl state::Host for StateView {
     }
 
     async fn keys(&mut self) -> wasmtime::Result<Vec<String>> {
-        Ok(StateView::keys(self))
+        Ok(StateView::list(self))
     }
 }

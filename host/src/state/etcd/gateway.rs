@@ -83,6 +83,47 @@ pub enum Write {
     },
 }
 
+/// A comparison a transaction makes before it writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compare {
+    /// `key`'s mod revision is `revision` (0: the key does not exist).
+    Unchanged {
+        /// The key.
+        key: Vec<u8>,
+        /// Its expected mod revision.
+        revision: u64,
+    },
+    /// No key from `key` up to `end` (exclusive) was changed after `revision`.
+    NoneChangedAfter {
+        /// The first key of the range.
+        key: Vec<u8>,
+        /// The first key after it.
+        end: Vec<u8>,
+        /// The revision nothing in the range may be newer than.
+        revision: u64,
+    },
+}
+
+impl Compare {
+    fn to_json(&self) -> Value {
+        match self {
+            Compare::Unchanged { key, revision } => json!({
+                "key": BASE64.encode(key),
+                "target": "MOD",
+                "result": "EQUAL",
+                "mod_revision": revision.to_string(),
+            }),
+            Compare::NoneChangedAfter { key, end, revision } => json!({
+                "key": BASE64.encode(key),
+                "range_end": BASE64.encode(end),
+                "target": "MOD",
+                "result": "LESS",
+                "mod_revision": revision.saturating_add(1).to_string(),
+            }),
+        }
+    }
+}
+
 /// What a transaction did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxnOutcome {
@@ -150,24 +191,14 @@ impl Gateway {
         })
     }
 
-    /// One transaction: if every key of `unchanged` still has the mod revision given (0: it
-    /// does not exist), make `writes`; otherwise nothing.
+    /// One transaction: if every comparison of `compares` holds, make `writes`; otherwise
+    /// nothing.
     pub async fn txn(
         &self,
-        unchanged: &[(Vec<u8>, u64)],
+        compares: &[Compare],
         writes: &[Write],
     ) -> Result<TxnOutcome, EtcdError> {
-        let compare: Vec<Value> = unchanged
-            .iter()
-            .map(|(key, revision)| {
-                json!({
-                    "key": BASE64.encode(key),
-                    "target": "MOD",
-                    "result": "EQUAL",
-                    "mod_revision": revision.to_string(),
-                })
-            })
-            .collect();
+        let compare: Vec<Value> = compares.iter().map(Compare::to_json).collect();
         let success: Vec<Value> = writes
             .iter()
             .map(|write| match write {

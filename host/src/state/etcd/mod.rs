@@ -1,7 +1,9 @@
 //! Session state on etcd (`--state etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`), so that forge-hosts
 //! on several machines share one state. A snapshot is one range read (one store revision); a
-//! commit is one transaction that compares each changed key's `mod_revision` with the snapshot's
-//! (0 for a key the snapshot did not have) and then puts or deletes them all, or does nothing.
+//! commit is one transaction that compares each key the run read or changed: its `mod_revision`
+//! must be the snapshot's (0 for a key the snapshot did not have); then it puts them all, or does
+//! nothing. A run that read more keys than one transaction may compare is checked against the
+//! whole session instead: nothing in it may be newer than the snapshot.
 //!
 //! The byte budget is checked exactly as redb's: each session keeps its live byte count in a key
 //! of its own, which every commit compares and rewrites in the same transaction. A commit that
@@ -18,9 +20,9 @@ mod gateway;
 use std::future::Future;
 use std::sync::mpsc;
 
-pub use gateway::{EtcdError, Gateway, Write};
+pub use gateway::{Compare, EtcdError, Gateway, Write};
 
-use super::{Changes, CommitError, Entry, Snapshot, StateStore};
+use super::{Commit, CommitError, Entry, Snapshot, StateStore};
 
 /// The prefix of a location that names none.
 pub const DEFAULT_PREFIX: &str = "forge-host";
@@ -167,8 +169,8 @@ impl EtcdStateStore {
             .map_err(etcd)
     }
 
-    /// The session's keys at one revision, with the revision.
-    fn read_session(&self, session: &str) -> Result<(u64, Snapshot), CommitError> {
+    /// The session's keys, at one revision.
+    fn read_session(&self, session: &str) -> Result<Snapshot, CommitError> {
         let dir = self.session_dir(session);
         let end = prefix_end(&dir);
         let gateway = self.gateway.clone();
@@ -195,7 +197,7 @@ impl EtcdStateStore {
                 },
             );
         }
-        Ok((range.revision, snapshot))
+        Ok(snapshot)
     }
 
     /// The session's live byte count and the revision of the key that holds it (0: none yet,
@@ -215,25 +217,27 @@ impl EtcdStateStore {
                     })?;
                 Ok((count, kv.mod_revision))
             }
-            None => Ok((self.read_session(session)?.1.live_bytes(), 0)),
+            None => Ok((self.read_session(session)?.live_bytes(), 0)),
         }
     }
 
-    /// The first changed key whose revision is not the snapshot's, if any.
+    /// The first compared key whose revision is not the snapshot's, if any; with
+    /// `whole_session`, any key of the session.
     fn first_changed(
         &self,
         session: &str,
-        base: &Snapshot,
-        changes: &Changes,
+        commit: &Commit<'_>,
+        whole_session: bool,
     ) -> Result<Option<String>, CommitError> {
-        let (_, now) = self.read_session(session)?;
-        Ok(changes
-            .keys()
-            .find(|key| {
-                now.entries.get(*key).map(|e| e.revision)
-                    != base.entries.get(*key).map(|e| e.revision)
-            })
-            .cloned())
+        let now = self.read_session(session)?;
+        let moved =
+            |key: &&str| now.entries.get(*key).map(|e| e.revision) != commit.base_revision(key);
+        let found = commit.checked_keys().find(moved).or_else(|| {
+            whole_session
+                .then(|| now.entries.keys().map(String::as_str).find(moved))
+                .flatten()
+        });
+        Ok(found.map(str::to_string))
     }
 }
 
@@ -256,17 +260,12 @@ impl StateStore for EtcdStateStore {
     }
 
     fn snapshot(&self, session: &str) -> Result<Snapshot, CommitError> {
-        Ok(self.read_session(session)?.1)
+        self.read_session(session)
     }
 
-    fn commit(
-        &self,
-        session: &str,
-        base: &Snapshot,
-        changes: &Changes,
-        max_bytes: u64,
-    ) -> Result<u64, CommitError> {
-        // Each changed key is compared and written, and the byte count too.
+    fn commit(&self, session: &str, commit: &Commit<'_>) -> Result<u64, CommitError> {
+        let (base, changes) = (commit.base, commit.changes);
+        // Each changed key is written, and the byte count too.
         if changes.len() + 1 > MAX_TXN_OPS {
             return Err(CommitError::TooManyKeys {
                 keys: changes.len(),
@@ -275,7 +274,26 @@ impl StateStore for EtcdStateStore {
         }
         let dir = self.session_dir(session);
         let key_of = |name: &str| [dir.as_slice(), name.as_bytes()].concat();
-        let base_revision = |name: &str| base.entries.get(name).map_or(0, |entry| entry.revision);
+        // Each read or changed key is compared with the snapshot. For a run that read the whole
+        // session, or more keys than one transaction may compare, one comparison says that
+        // nothing in the session changed since the snapshot (stricter, and as sound).
+        let checked: Vec<&str> = commit.checked_keys().collect();
+        let whole_session = commit.reads_everything || checked.len() + 1 > MAX_TXN_OPS;
+        let compares: Vec<Compare> = if whole_session {
+            vec![Compare::NoneChangedAfter {
+                key: dir.clone(),
+                end: prefix_end(&dir),
+                revision: newest_revision(base),
+            }]
+        } else {
+            checked
+                .iter()
+                .map(|name| Compare::Unchanged {
+                    key: key_of(name),
+                    revision: commit.base_revision(name).unwrap_or(0),
+                })
+                .collect()
+        };
         let live =
             |name: &str, value: Option<&str>| value.map_or(0, |v| (name.len() + v.len()) as i128);
         let delta: i128 = changes
@@ -293,32 +311,33 @@ impl StateStore for EtcdStateStore {
         for _ in 0..MAX_ATTEMPTS {
             let (count, count_revision) = self.read_size(session)?;
             let total = u64::try_from((i128::from(count) + delta).max(0)).unwrap_or(u64::MAX);
-            if total > max_bytes {
+            if total > commit.max_bytes {
                 // A key someone else changed is the truer reason, when there is one.
-                if let Some(key) = self.first_changed(session, base, changes)? {
+                if let Some(key) = self.first_changed(session, commit, whole_session)? {
                     return Err(CommitError::Conflict { key });
                 }
                 return Err(CommitError::OverBudget {
                     total,
-                    max: max_bytes,
+                    max: commit.max_bytes,
                 });
             }
-            let mut unchanged: Vec<(Vec<u8>, u64)> = changes
-                .keys()
-                .map(|name| (key_of(name), base_revision(name)))
-                .collect();
-            unchanged.push((self.size_key(session), count_revision));
+            let mut attempt_compares = compares.clone();
+            attempt_compares.push(Compare::Unchanged {
+                key: self.size_key(session),
+                revision: count_revision,
+            });
             let mut attempt = writes.clone();
             attempt.push(Write::Put {
                 key: self.size_key(session),
                 value: total.to_string().into_bytes(),
             });
             let gateway = self.gateway.clone();
-            let outcome = self.call(async move { gateway.txn(&unchanged, &attempt).await })?;
+            let outcome =
+                self.call(async move { gateway.txn(&attempt_compares, &attempt).await })?;
             if outcome.succeeded {
                 return Ok(outcome.revision);
             }
-            if let Some(key) = self.first_changed(session, base, changes)? {
+            if let Some(key) = self.first_changed(session, commit, whole_session)? {
                 return Err(CommitError::Conflict { key });
             }
             // Only the byte count moved: another commit of the session, on other keys.
@@ -327,6 +346,17 @@ impl StateStore for EtcdStateStore {
             "the session's byte count kept changing under {MAX_ATTEMPTS} attempts to commit"
         )))
     }
+}
+
+/// The newest revision among a snapshot's keys: any key of the session changed after the
+/// snapshot was taken has a newer one.
+fn newest_revision(snapshot: &Snapshot) -> u64 {
+    snapshot
+        .entries
+        .values()
+        .map(|entry| entry.revision)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
