@@ -73,7 +73,7 @@ fn report(output: &Output) -> Value {
     })
 }
 
-/// The workers' merged journal: (worker, record) pairs.
+/// The workers' merged journal: each attempt's latest record, with `worker`, `run`, `attempt`.
 fn merged_journal(sandbox: &Sandbox, nats: &NatsServer) -> Vec<Value> {
     let listed = sandbox.forge(&[
         "journal", "list", "--json", "--limit", "1000", "--nats", &nats.url,
@@ -84,6 +84,35 @@ fn merged_journal(sandbox: &Sandbox, nats: &NatsServer) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default()
+}
+
+/// Polls the merged journal until an attempt of `worker` is `running` (published as the run
+/// starts, not only when it ends), within a minute; returns its record.
+fn running_in_journal(sandbox: &Sandbox, nats: &NatsServer, worker: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let journal = merged_journal(sandbox, nats);
+        if let Some(record) = journal
+            .iter()
+            .find(|r| r["worker"] == worker && r["status"] == "running")
+        {
+            return record.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no running record of {worker}: {journal:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The latest record of attempt `attempt` at run `run` in the merged journal.
+fn attempt_record(journal: &[Value], run: &Value, attempt: u64) -> Value {
+    journal
+        .iter()
+        .find(|r| r["run"] == *run && r["attempt"] == attempt)
+        .cloned()
+        .unwrap_or_else(|| panic!("no attempt {attempt} at {run}: {journal:#?}"))
 }
 
 /// Waits until `child`'s stderr has a line holding `text`, then keeps draining it.
@@ -189,6 +218,7 @@ fn a_pure_run_whose_worker_is_killed_is_delivered_again_and_succeeds_elsewhere()
         &[],
     );
     wait_for_line(&mut run, "running");
+    let running = running_in_journal(&sandbox, &nats, "first");
     first.kill();
     let _second = Worker::start(&nats, "second", &[]);
     let output = run.wait_with_output().expect("wait");
@@ -196,12 +226,22 @@ fn a_pure_run_whose_worker_is_killed_is_delivered_again_and_succeeds_elsewhere()
     assert_eq!(report["status"], "succeeded", "{report:#}");
     assert_eq!(report["value"], "done");
     let journal = merged_journal(&sandbox, &nats);
-    assert!(
-        journal
-            .iter()
-            .any(|r| r["worker"] == "second" && r["status"] == "succeeded"),
-        "{journal:#?}"
+    let dead = attempt_record(&journal, &running["run"], 1);
+    assert_eq!(
+        (&dead["worker"], &dead["status"], &dead["reason"]),
+        (
+            &Value::from("first"),
+            &Value::from("failed"),
+            &Value::from("interrupted")
+        ),
+        "the dead attempt is closed in the merged journal: {dead:#}"
     );
+    let again = attempt_record(&journal, &running["run"], 2);
+    assert_eq!(
+        (&again["worker"], &again["status"]),
+        (&Value::from("second"), &Value::from("succeeded"))
+    );
+    assert_eq!(again["id"], report["id"]);
 }
 
 #[test]
@@ -226,6 +266,7 @@ fn a_run_whose_worker_is_killed_after_a_write_is_interrupted_and_never_run_twice
         &["--allow-write"],
     );
     wait_for_line(&mut run, "written");
+    let running = running_in_journal(&sandbox, &nats, "first");
     first.kill();
     let _second = Worker::start(&nats, "second", &flags);
     let output = run.wait_with_output().expect("wait");
@@ -239,6 +280,16 @@ fn a_run_whose_worker_is_killed_after_a_write_is_interrupted_and_never_run_twice
     );
     let written = std::fs::read_dir(ws.path()).expect("workspace").count();
     assert_eq!(written, 1, "the write ran once, and was not run again");
+    let journal = merged_journal(&sandbox, &nats);
+    let dead = attempt_record(&journal, &running["run"], 1);
+    assert_eq!(dead["reason"], "interrupted", "{dead:#}");
+    assert_eq!(dead["error_code"], "ISOLATE_FAILURE", "{dead:#}");
+    assert!(
+        journal
+            .iter()
+            .all(|r| r["run"] != running["run"] || r["attempt"] == 1),
+        "no second attempt: {journal:#?}"
+    );
 }
 
 #[test]

@@ -125,31 +125,34 @@ pub async fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<
                 &forge_host::cluster::QueueOptions::default(),
             )
             .await?;
-            let records: Vec<_> = cluster
+            let entries: Vec<_> = cluster
                 .journal()
                 .await?
                 .into_iter()
-                .filter(|(_, r)| session.as_ref().is_none_or(|s| *s == r.session))
-                .filter(|(_, r)| status.is_none_or(|s| s == r.status))
+                .filter(|e| session.as_ref().is_none_or(|s| *s == e.record.session))
+                .filter(|e| status.is_none_or(|s| s == e.record.status))
                 .take(limit)
                 .collect();
             if json {
-                let merged: Vec<serde_json::Value> = records
+                // Each record as `journal list --json` shows it, with where it ran.
+                let merged: Vec<serde_json::Value> = entries
                     .iter()
-                    .map(|(worker, record)| {
-                        let mut value = serde_json::to_value(record).unwrap_or_default();
+                    .map(|entry| {
+                        let mut value = serde_json::to_value(&entry.record).unwrap_or_default();
                         if let serde_json::Value::Object(fields) = &mut value {
-                            fields.insert("worker".into(), serde_json::json!(worker));
+                            fields.insert("worker".into(), serde_json::json!(entry.worker));
+                            fields.insert("run".into(), serde_json::json!(entry.run));
+                            fields.insert("attempt".into(), serde_json::json!(entry.attempt));
                         }
                         value
                     })
                     .collect();
                 out!("{}", serde_json::to_string(&merged)?)?;
-            } else if records.is_empty() {
+            } else if entries.is_empty() {
                 eprintln!("no executions");
             } else {
-                for (worker, record) in &records {
-                    out!("{worker}\t{}", line(record))?;
+                for entry in &entries {
+                    out!("{}\t{}", entry.worker, line(&entry.record))?;
                 }
             }
         }

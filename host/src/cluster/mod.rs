@@ -9,7 +9,9 @@
 //! - the object store `forge_blobs`: scripts, inputs and reports, by sha256;
 //! - the key-value bucket `forge_runs`: one record per submitted run, saying which attempt owns
 //!   it, whether that attempt may have changed anything outside itself, and where its report is;
-//! - the stream `FORGE_JOURNAL`: the latest journal record of every execution, per worker.
+//! - the stream `FORGE_JOURNAL`: the latest journal record of every attempt at a run, `running`
+//!   while it runs; the worker that answers a run after a dead attempt closes that attempt's
+//!   record as `interrupted`.
 //!
 //! Delivery is at least once; effects are at most once. A worker acks a request only once its
 //! report is stored; a worker that dies leaves it unacked, and JetStream redelivers it after
@@ -17,6 +19,7 @@
 //! first effect (a `write`/`process`/`external` call, a state commit, a publication) is run
 //! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
 
+mod journal_feed;
 mod names;
 mod ownership;
 pub mod submit;
@@ -28,6 +31,7 @@ use std::time::Duration;
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
 pub use names::{DEFAULT_QUEUE, validate_queue};
+pub use wire::JournalEntry;
 
 use crate::error::{Error, ErrorCode};
 
@@ -211,21 +215,22 @@ impl Cluster {
         Ok(bytes)
     }
 
-    /// The latest journal record of every execution the workers published, with the name of
-    /// the worker that ran it, newest first.
-    pub async fn journal(&self) -> Result<Vec<(String, crate::journal::ExecutionRecord)>, Error> {
+    /// The latest journal record of every attempt at a queued run, with the worker that ran
+    /// it, newest first.
+    pub async fn journal(&self) -> Result<Vec<JournalEntry>, Error> {
         use futures::StreamExt;
         let reader = self
             .journal
             .create_consumer(consumer::pull::Config {
-                deliver_policy: consumer::DeliverPolicy::All,
+                deliver_policy: consumer::DeliverPolicy::LastPerSubject,
+                filter_subject: format!("{}.>", names::JOURNAL_SUBJECT),
                 ack_policy: consumer::AckPolicy::None,
                 inactive_threshold: Duration::from_secs(30),
                 ..Default::default()
             })
             .await
             .map_err(|e| nats("reading the journal stream", &self.url, e))?;
-        let mut records = Vec::new();
+        let mut entries = Vec::new();
         loop {
             let mut batch = reader
                 .fetch()
@@ -236,27 +241,16 @@ impl Cluster {
             let mut got = 0;
             while let Some(Ok(message)) = batch.next().await {
                 got += 1;
-                let worker = message
-                    .subject
-                    .as_str()
-                    .strip_prefix(names::JOURNAL_SUBJECT)
-                    .and_then(|rest| rest.trim_start_matches('.').split('.').next())
-                    .unwrap_or_default()
-                    .to_string();
-                if let Ok(record) = serde_json::from_slice(&message.payload) {
-                    records.push((worker, record));
+                if let Ok(entry) = serde_json::from_slice::<JournalEntry>(&message.payload) {
+                    entries.push(entry);
                 }
             }
             if got == 0 {
                 break;
             }
         }
-        records.sort_by(
-            |(_, a): &(String, crate::journal::ExecutionRecord), (_, b)| {
-                b.started_at.cmp(&a.started_at)
-            },
-        );
-        Ok(records)
+        entries.sort_by(|a, b| b.record.started_at.cmp(&a.record.started_at));
+        Ok(entries)
     }
 
     /// The URL it is connected to.

@@ -6,7 +6,7 @@ use crate::error::Error;
 pub const RUNS_STREAM: &str = "FORGE_RUNS";
 /// Its subjects: `forge.run.<queue>`.
 pub const RUN_SUBJECT: &str = "forge.run";
-/// The stream of journal records: `forge.journal.<worker>.<execution>`.
+/// The stream of journal records: `forge.journal.<run>.<attempt>`.
 pub const JOURNAL_STREAM: &str = "FORGE_JOURNAL";
 /// Its subject prefix.
 pub const JOURNAL_SUBJECT: &str = "forge.journal";
@@ -21,18 +21,32 @@ pub const REPLY_HEADER: &str = "Forge-Reply";
 
 /// Checks a queue name: it becomes a subject token and part of a consumer name.
 pub fn validate_queue(queue: &str) -> Result<(), Error> {
-    let ok = !queue.is_empty()
-        && queue.len() <= 64
-        && queue
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
+    if is_token(queue, 64) {
         Ok(())
     } else {
         Err(Error::invalid_input(format!(
             "`{queue}` is not a queue name (1 to 64 of A-Z a-z 0-9 - _)"
         )))
     }
+}
+
+/// Checks a queued run's id: it becomes a subject token and a key of the run records.
+pub fn validate_run_id(id: &str) -> Result<(), Error> {
+    if is_token(id, 128) {
+        Ok(())
+    } else {
+        Err(Error::invalid_input(format!(
+            "`{id}` is not a run id (1 to 128 of A-Z a-z 0-9 - _)"
+        )))
+    }
+}
+
+fn is_token(text: &str, max: usize) -> bool {
+    !text.is_empty()
+        && text.len() <= max
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The subject of `queue`'s requests.
@@ -50,9 +64,9 @@ pub fn blob(sha256: &str) -> String {
     format!("sha256-{sha256}")
 }
 
-/// The subject of `execution`'s journal record, published by `worker`.
-pub fn journal_subject(worker: &str, execution: &str) -> String {
-    format!("{JOURNAL_SUBJECT}.{worker}.{execution}")
+/// The subject of the journal record of attempt `attempt` at run `run`.
+pub fn journal_subject(run: &str, attempt: u32) -> String {
+    format!("{JOURNAL_SUBJECT}.{run}.{attempt}")
 }
 
 #[cfg(test)]
@@ -67,5 +81,9 @@ mod tests {
             assert!(validate_queue(bad).is_err(), "{bad}");
         }
         assert_eq!(run_subject("q"), "forge.run.q");
+        assert!(validate_run_id("s01ABC-x_y").is_ok());
+        for bad in ["", "a.b", "a>", "*", &"x".repeat(129)] {
+            assert!(validate_run_id(bad).is_err(), "{bad}");
+        }
     }
 }

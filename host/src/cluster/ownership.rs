@@ -1,12 +1,14 @@
 //! Who owns a queued run: its record in the `forge_runs` bucket, taken by compare-and-set on the
 //! record's revision. A delivery runs the request only if no earlier attempt answered it or may
-//! have had effects; the record is marked before the run's first effect.
+//! have had effects; the record is marked before the run's first effect. The worker that takes
+//! over from a dead attempt closes that attempt's journal record as `interrupted`.
 
 use std::sync::Mutex;
 
 use bytes::Bytes;
 
 use super::Cluster;
+use super::journal_feed::close_dead_attempt;
 use super::wire::{FileRef, RunMessage, RunRecord, StoredOutcome};
 use crate::error::{Error, ErrorCode};
 use crate::kernel::RunReport;
@@ -108,6 +110,7 @@ pub(super) async fn take_ownership(
                 previous.attempt, previous.worker, previous.started_at
             ),
         );
+        let dead = previous.attempt;
         let record = RunRecord {
             outcome: Some(StoredOutcome::Refused {
                 code: error.code,
@@ -120,7 +123,10 @@ pub(super) async fn take_ownership(
             .update(request.id.as_str(), record_bytes(&record), entry.revision)
             .await
         {
-            Ok(_) => Some(Ownership::Answered(Outcome::Refused(error))),
+            Ok(_) => {
+                close_dead_attempt(cluster, &request.id, dead, &error.message).await;
+                Some(Ownership::Answered(Outcome::Refused(error)))
+            }
             Err(_) => None,
         };
     }
@@ -131,7 +137,14 @@ pub(super) async fn take_ownership(
         .update(request.id.as_str(), record_bytes(&taken), entry.revision)
         .await
     {
-        Ok(revision) => Some(Ownership::Run(revision, taken)),
+        Ok(revision) => {
+            let why = format!(
+                "worker `{}` stopped before the run had any effect outside itself; attempt {} on worker `{worker}` runs it again",
+                previous.worker, taken.attempt
+            );
+            close_dead_attempt(cluster, &request.id, previous.attempt, &why).await;
+            Some(Ownership::Run(revision, taken))
+        }
         Err(_) => None,
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
-use crate::journal::RecordMode;
+use crate::journal::{ExecutionRecord, RecordMode};
 use crate::kernel::RunReport;
 use crate::limits::Limits;
 use crate::permissions::Policy;
@@ -31,6 +31,19 @@ pub struct RunMessage {
     pub progress: bool,
     /// What the journal keeps for replay.
     pub record: RecordMode,
+}
+
+/// A journal record as a worker publishes it on the journal stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// The worker that ran the attempt.
+    pub worker: String,
+    /// The queued run's id.
+    pub run: String,
+    /// Which attempt at it (1 first; more after a worker died).
+    pub attempt: u32,
+    /// The record, as the worker's own journal has it.
+    pub record: ExecutionRecord,
 }
 
 /// A file by path and content hash.

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::Semaphore;
 
+use super::journal_feed::JournalFeed;
 use super::names::{self, REPLY_HEADER};
 use super::ownership::{Outcome, Ownership, mark_effects, record_bytes, take_ownership};
 use super::wire::{FileRef, Reply, RunMessage, RunRecord, StoredOutcome};
@@ -131,6 +132,11 @@ async fn handle(
             return;
         }
     };
+    if let Err(error) = names::validate_run_id(&request.id) {
+        log(options, &format!("dropping a request: {}", error.message));
+        let _ = message.ack_with(AckKind::Term).await;
+        return;
+    }
     let Some(owned) = take_ownership(cluster, &options.name, &request, &|what: &str| {
         log(options, what)
     })
@@ -209,11 +215,27 @@ async fn run(
     taken: RunRecord,
 ) -> Outcome {
     // The record as this worker took it; `mark_effects` and the outcome update it in turn.
+    let feed = JournalFeed::new(
+        cluster,
+        kernel.journal().clone(),
+        &options.name,
+        &request.id,
+        taken.attempt,
+    );
     let record = Arc::new(Mutex::new((revision, taken)));
-    let outcome = match prepare(cluster, kernel, options, request, reply_to, record.clone()).await {
+    let prepared = prepare(
+        cluster,
+        kernel,
+        options,
+        request,
+        reply_to,
+        record.clone(),
+        feed.clone(),
+    );
+    let outcome = match prepared.await {
         Ok((execution, folder)) => match kernel.run(execution).await {
             Ok(report) => {
-                publish_journal(cluster, kernel, options, &report.id).await;
+                feed.ended(&report.id).await;
                 match upload_published(cluster, &folder.path().join("out")).await {
                     Ok(files) => Outcome::Report(Box::new(report), files),
                     Err(error) => Outcome::Refused(error),
@@ -275,6 +297,7 @@ async fn prepare(
     request: &RunMessage,
     reply_to: Option<String>,
     record: Arc<Mutex<(u64, RunRecord)>>,
+    feed: JournalFeed,
 ) -> Result<(ExecutionRequest, tempfile::TempDir), Error> {
     crate::kernel::validate_session(&request.session)?;
     let source = String::from_utf8(cluster.get_blob(&request.script.sha256).await?)
@@ -309,29 +332,28 @@ async fn prepare(
         }
     }
     let (limits, _lowered) = request.limits.within(&options.ceilings);
-    let events = reply_to.filter(|_| request.progress).map(|subject| {
-        let client = cluster.client.clone();
-        Arc::new(move |event: Event| {
-            if let Event::Progress {
+    let progress_to = reply_to.filter(|_| request.progress);
+    let client = cluster.client.clone();
+    let events: crate::output::EventSink = Arc::new(move |event: Event| match event {
+        Event::Started { id } => feed.started(&id),
+        Event::Progress {
+            message,
+            completed,
+            total,
+        } => {
+            let reply = Reply::Progress {
                 message,
                 completed,
                 total,
-            } = event
-            {
-                let reply = Reply::Progress {
-                    message,
-                    completed,
-                    total,
-                };
-                if let Ok(bytes) = serde_json::to_vec(&reply) {
-                    let client = client.clone();
-                    let subject = subject.clone();
-                    tokio::spawn(async move {
-                        let _ = client.publish(subject, Bytes::from(bytes)).await;
-                    });
-                }
+            };
+            if let (Some(subject), Ok(bytes)) = (&progress_to, serde_json::to_vec(&reply)) {
+                let (client, subject) = (client.clone(), subject.clone());
+                tokio::spawn(async move {
+                    let _ = client.publish(subject, Bytes::from(bytes)).await;
+                });
             }
-        }) as crate::output::EventSink
+        }
+        _ => {}
     });
     let before_effects: crate::kernel::BeforeEffects = {
         let owners = cluster.owners.clone();
@@ -350,7 +372,7 @@ async fn prepare(
         record: request.record,
         // Published into the run's folder, then sent to the submitter through the object store.
         out_dir: Some(folder.path().join("out")),
-        events,
+        events: Some(events),
         before_effects: Some(before_effects),
         ..ExecutionRequest::new(source, request.script.path.clone())
     };
@@ -404,31 +426,6 @@ fn safe_relative(path: &str) -> Result<PathBuf, Error> {
         )));
     }
     Ok(relative.to_path_buf())
-}
-
-/// Publishes the latest journal record of `execution` on the journal stream.
-async fn publish_journal(
-    cluster: &Cluster,
-    kernel: &Kernel,
-    options: &WorkerOptions,
-    execution: &str,
-) {
-    let Ok(record) = kernel.journal().get(execution) else {
-        return;
-    };
-    let Ok(bytes) = serde_json::to_vec(&record) else {
-        return;
-    };
-    let subject = names::journal_subject(&options.name, execution);
-    match cluster.jetstream.publish(subject, Bytes::from(bytes)).await {
-        Ok(ack) => {
-            let _ = ack.await;
-        }
-        Err(error) => log(
-            options,
-            &format!("publishing the journal record of {execution}: {error}"),
-        ),
-    }
 }
 
 #[cfg(test)]

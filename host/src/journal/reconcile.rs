@@ -80,20 +80,28 @@ impl Journal {
 /// Closes `record` as a process that died would have wanted it closed, saying whether its state
 /// change was committed before it died.
 fn interrupt(record: &mut ExecutionRecord, committed: Option<&StateCommitMark>) {
-    let at = now_utc();
-    record.status = ExecutionState::Failed;
-    record.steps.push(Step {
-        state: ExecutionState::Failed,
-        at: at.clone(),
-    });
-    record.error_code = Some(ErrorCode::IsolateFailure);
-    record.error_message = Some(match committed {
+    record.close_interrupted(match committed {
         None => "the process running it ended before it did".into(),
         Some(mark) => format!(
             "the process running it ended after its state was committed (revision {} of session `{}`, which stands) and before the run was closed; its outputs may be unpublished",
             mark.revision, mark.session
         ),
     });
-    record.reason = Some("interrupted".into());
-    record.ended_at = Some(at);
+}
+
+impl ExecutionRecord {
+    /// Closes a record whose process is gone: `failed` / `ISOLATE_FAILURE`, reason
+    /// `interrupted`, with `message` saying what is known of its end.
+    pub fn close_interrupted(&mut self, message: String) {
+        let at = now_utc();
+        self.status = ExecutionState::Failed;
+        self.steps.push(Step {
+            state: ExecutionState::Failed,
+            at: at.clone(),
+        });
+        self.error_code = Some(ErrorCode::IsolateFailure);
+        self.error_message = Some(message);
+        self.reason = Some("interrupted".into());
+        self.ended_at = Some(at);
+    }
 }

@@ -355,9 +355,11 @@ with `forge-host resume {} --approve|--deny`",
         if found.is_err()
             && let Some(pool) = &self.inner.options.pool
             && let Ok(records) = pool.cluster.journal().await
-            && let Some((_, record)) = records.into_iter().find(|(_, r)| r.id == arguments.id)
+            && let Some(entry) = records
+                .into_iter()
+                .find(|entry| entry.record.id == arguments.id)
         {
-            found = Ok((Vec::new(), record));
+            found = Ok((Vec::new(), entry.record));
         }
         match found {
             Ok((calls, record)) => {
