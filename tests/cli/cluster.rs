@@ -382,3 +382,34 @@ fn mcp_with_nats_hands_its_runs_to_the_workers() {
         "the server ran nothing itself"
     );
 }
+
+#[test]
+fn records_on_nats_expire_after_the_retention_and_new_runs_still_work() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "w", &["--retention", "2s"]);
+    let sandbox = Sandbox::new();
+    let first = submit(&sandbox, &nats, "return 1;", &[])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(report(&first)["value"], 1);
+    assert_eq!(merged_journal(&sandbox, &nats).len(), 1);
+    // NATS drops expired messages on its own schedule: poll for it, within a minute.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !merged_journal(&sandbox, &nats).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the journal record never expired"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // The same script again: its blob is written again if it expired.
+    let again = submit(&sandbox, &nats, "return 1;", &[])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(
+        report(&again)["value"],
+        1,
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

@@ -45,6 +45,11 @@ pub struct WorkerArgs {
     /// worker creates the queue's consumer (a live worker says it is alive well within it)
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub ack_wait: Duration,
+    /// How long scripts, inputs, reports, run records and journal records are kept on NATS,
+    /// when this worker creates their stores (0s: forever); make it longer than a request may
+    /// wait and run
+    #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
+    pub retention: Duration,
     #[command(flatten)]
     pub sources: ToolSourceArgs,
     #[command(flatten)]
@@ -107,6 +112,7 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
     let queue_options = QueueOptions {
         max_queued: args.max_queued,
         ack_wait: args.ack_wait,
+        retention: args.retention,
     };
     let cluster = Cluster::connect(&args.nats, &queue_options).await?;
     let max_runs = args.max_runs.map_or_else(

@@ -13,6 +13,9 @@
 //!   while it runs; the worker that answers a run after a dead attempt closes that attempt's
 //!   record as `interrupted`.
 //!
+//! Blobs, run records and journal records expire `--retention` (a week by default) after they
+//! were written; the queue's requests stay until a worker acks them.
+//!
 //! Delivery is at least once; effects are at most once. A worker acks a request only once its
 //! report is stored; a worker that dies leaves it unacked, and JetStream redelivers it after
 //! `ack_wait`. The next worker reads the run's record: a run whose attempt never reached its
@@ -43,13 +46,21 @@ pub struct QueueOptions {
     /// How long a delivered request may go without an ack or a sign of progress before it is
     /// delivered again (a worker in good health signals progress every third of it).
     pub ack_wait: Duration,
+    /// How long blobs, run records and journal records are kept: each expires this long after
+    /// it was written (a blob a new submission uses again is written again once it is half
+    /// that old).
+    pub retention: Duration,
 }
+
+/// [`QueueOptions::retention`]'s default: a week.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Default for QueueOptions {
     fn default() -> Self {
         QueueOptions {
             max_queued: 10_000,
             ack_wait: Duration::from_secs(30),
+            retention: DEFAULT_RETENTION,
         }
     }
 }
@@ -63,6 +74,8 @@ pub struct Cluster {
     blobs: object_store::ObjectStore,
     owners: kv::Store,
     journal: stream::Stream,
+    /// The blob store's retention, as the store has it.
+    blob_retention: Duration,
     url: String,
 }
 
@@ -104,6 +117,7 @@ impl Cluster {
                 name: names::JOURNAL_STREAM.into(),
                 subjects: vec![format!("{}.>", names::JOURNAL_SUBJECT)],
                 max_messages_per_subject: 1,
+                max_age: options.retention,
                 storage: stream::StorageType::File,
                 ..Default::default()
             })
@@ -114,11 +128,21 @@ impl Cluster {
             Err(_) => jetstream
                 .create_object_store(object_store::Config {
                     bucket: names::BLOBS.into(),
+                    max_age: options.retention,
                     storage: stream::StorageType::File,
                     ..Default::default()
                 })
                 .await
                 .map_err(|e| nats("the blob store", url, e))?,
+        };
+        // The store may have been made by another process, with its own retention.
+        let blob_retention = match jetstream.get_stream(format!("OBJ_{}", names::BLOBS)).await {
+            Ok(mut stream) => stream
+                .info()
+                .await
+                .map(|info| info.config.max_age)
+                .unwrap_or(options.retention),
+            Err(_) => options.retention,
         };
         // The bucket's stream is made here as async-nats's `create_key_value` would make it: that
         // call first reads the account's limits in a form servers before 2.10 do not send.
@@ -131,6 +155,7 @@ impl Cluster {
                 allow_rollup: true,
                 deny_delete: true,
                 allow_direct: true,
+                max_age: options.retention,
                 discard: stream::DiscardPolicy::New,
                 num_replicas: 1,
                 storage: stream::StorageType::File,
@@ -149,6 +174,7 @@ impl Cluster {
             blobs,
             owners,
             journal,
+            blob_retention,
             url: url.to_string(),
         })
     }
@@ -181,7 +207,9 @@ impl Cluster {
     async fn put_blob(&self, bytes: &[u8]) -> Result<String, Error> {
         let sha256 = crate::primitives::sha256_hex(bytes);
         let name = names::blob(&sha256);
-        if self.blobs.info(&name).await.is_ok() {
+        if let Ok(info) = self.blobs.info(&name).await
+            && !self.half_expired(info.modified.map(|at| at.unix_timestamp()))
+        {
             return Ok(sha256);
         }
         let mut reader = bytes;
@@ -190,6 +218,21 @@ impl Cluster {
             .await
             .map_err(|e| nats("storing a blob", &self.url, e))?;
         Ok(sha256)
+    }
+
+    /// Whether a blob written at `written` (Unix seconds) is past half its retention, so that a
+    /// submission that uses it again writes it again rather than have it expire while queued.
+    fn half_expired(&self, written: Option<i64>) -> bool {
+        if self.blob_retention.is_zero() {
+            return false;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let age = written.map_or(u64::MAX, |at| {
+            now.saturating_sub(u64::try_from(at).unwrap_or(0))
+        });
+        age.saturating_mul(2) >= self.blob_retention.as_secs()
     }
 
     /// The bytes stored under `sha256`, checked.
