@@ -413,3 +413,108 @@ fn records_on_nats_expire_after_the_retention_and_new_runs_still_work() {
         String::from_utf8_lossy(&again.stderr)
     );
 }
+
+#[test]
+fn a_script_and_a_report_over_the_inline_size_go_through_the_object_store() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "w", &[]);
+    let sandbox = Sandbox::new();
+    // 100 KB of comment makes the script too big to travel inside the request, and a 2 MB
+    // result makes the report bigger than a NATS message may be (1 MiB by default).
+    let code = format!("// {}\nreturn 'y'.repeat(2000000);", "x".repeat(100_000));
+    let output = submit(&sandbox, &nats, &code, &[])
+        .wait_with_output()
+        .expect("wait");
+    let report = report(&output);
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["value"].as_str().map(str::len), Some(2_000_000));
+    let small = submit(&sandbox, &nats, "return 2;", &[])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(self::report(&small)["value"], 2);
+}
+
+/// Ctrl-C for a `submit` process.
+fn interrupt(child: &Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[test]
+fn ctrl_c_on_submit_cancels_the_run_on_its_worker() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "w", &[]);
+    let sandbox = Sandbox::new();
+    let mut run = submit(
+        &sandbox,
+        &nats,
+        "progress('started'); await tools.sleep({ms: 120000}); return 'finished';",
+        &[],
+    );
+    wait_for_line(&mut run, "started");
+    interrupt(&run);
+    let output = run.wait_with_output().expect("wait");
+    let report = report(&output);
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert_eq!(report["error"]["code"], "CANCELLED");
+    let journal = merged_journal(&sandbox, &nats);
+    assert_eq!(journal.len(), 1, "{journal:#?}");
+    assert_eq!(
+        journal[0]["status"], "cancelled",
+        "the worker's own journal says so"
+    );
+}
+
+#[test]
+fn a_run_cancelled_before_any_worker_took_it_never_runs() {
+    let nats = NatsServer::start();
+    // The queue exists before the submission, with no worker on it.
+    let mut creator = Worker::start(&nats, "creator", &[]);
+    creator.kill();
+    let sandbox = Sandbox::new();
+    let ws = tempfile::tempdir().expect("workspace");
+    let workspace = ws.path().display().to_string();
+    let mut run = submit(
+        &sandbox,
+        &nats,
+        "await tools.workspace.write({path: 'ran.txt', content: 'x'}); return 1;",
+        &["--allow-write"],
+    );
+    wait_for_line(&mut run, "waiting for a worker");
+    interrupt(&run);
+    let output = run.wait_with_output().expect("wait");
+    let report = report(&output);
+    assert_eq!(report["error"]["code"], "CANCELLED", "{report:#}");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("never ran"),
+        "{report:#}"
+    );
+    // A worker now takes the cancelled request off the queue without running it.
+    let _worker = Worker::start(
+        &nats,
+        "late",
+        &[
+            "--max-runs",
+            "1",
+            "--workspace",
+            &workspace,
+            "--allow-write",
+        ],
+    );
+    let next = submit(&sandbox, &nats, "return 2;", &[])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(self::report(&next)["value"], 2);
+    let journal = merged_journal(&sandbox, &nats);
+    assert_eq!(journal.len(), 1, "only the second run ran: {journal:#?}");
+    assert!(
+        !ws.path().join("ran.txt").exists(),
+        "the cancelled run wrote nothing"
+    );
+}

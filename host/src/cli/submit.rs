@@ -16,7 +16,8 @@ use forge_host::journal::RecordMode;
 #[command(
     after_help = "The script and its inputs go to the NATS object store; a worker of the queue \
 (`forge-host worker`) runs it and sends back its report and the files it published. Exit \
-status as for `run`; a full queue refuses the submission (BUDGET_EXCEEDED, exit 1).\n\n\
+status as for `run`; a full queue refuses the submission (BUDGET_EXCEEDED, exit 1). Ctrl-C \
+cancels the run on its worker, or, if no worker has taken it yet, makes sure none ever runs it.\n\n\
 Examples:\n  forge-host submit analysis.py --input data.csv --nats nats://127.0.0.1:4222\n  \
 forge-host submit -e 'return 1' --lang js --nats nats://127.0.0.1:4222 --json"
 )]
@@ -88,12 +89,26 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             events: Some(printer.sink()),
             out_dir: args.out.clone(),
         };
+        // Listening for Ctrl-C from before the run is queued, so that none is missed.
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let queued = submit::enqueue(&cluster, submission).await?;
         eprintln!(
             "forge-host: submitted as {} to queue `{}` of {}; waiting for a worker",
             queued.id, args.queue, args.nats
         );
-        let report = queued.report().await;
+        // Ctrl-C cancels the run, as it does a local one: on its worker, or before any took it.
+        let canceller = queued.canceller();
+        let waiting = queued.report();
+        tokio::pin!(waiting);
+        let report = tokio::select! {
+            report = &mut waiting => report,
+            Some(()) = interrupt.recv() => match canceller.cancel().await {
+                Ok(Some(never_ran)) => Err(never_ran),
+                Ok(None) => waiting.await,
+                Err(error) => Err(error),
+            },
+        };
         printer.finish();
         Ok(report?)
     }

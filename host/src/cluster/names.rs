@@ -16,6 +16,8 @@ pub const BLOBS: &str = "forge_blobs";
 pub const OWNERS: &str = "forge_runs";
 /// The queue of requests that name none.
 pub const DEFAULT_QUEUE: &str = "default";
+/// The subject prefix of cancellations: `forge.cancel.<run>`.
+pub const CANCEL_SUBJECT: &str = "forge.cancel";
 /// The header carrying the subject a request's replies go to.
 pub const REPLY_HEADER: &str = "Forge-Reply";
 
@@ -62,6 +64,11 @@ pub fn consumer(queue: &str) -> String {
 /// The object holding the bytes of `sha256`.
 pub fn blob(sha256: &str) -> String {
     format!("sha256-{sha256}")
+}
+
+/// The subject a submitter cancels run `run` on, once a worker has taken it.
+pub fn cancel_subject(run: &str) -> String {
+    format!("{CANCEL_SUBJECT}.{run}")
 }
 
 /// The subject of the journal record of attempt `attempt` at run `run`.

@@ -9,25 +9,16 @@ use bytes::Bytes;
 
 use super::Cluster;
 use super::journal_feed::close_dead_attempt;
-use super::wire::{FileRef, RunMessage, RunRecord, StoredOutcome};
+use super::wire::{RunMessage, RunRecord, StoredOutcome};
 use crate::error::{Error, ErrorCode};
-use crate::kernel::RunReport;
 use crate::primitives::now_utc;
-
-/// How a request ended.
-pub(super) enum Outcome {
-    /// Its report, and the files it published (in the object store).
-    Report(Box<RunReport>, Vec<FileRef>),
-    /// It was refused, or its attempt was interrupted.
-    Refused(Error),
-}
 
 /// What a worker does with a delivered request.
 pub(super) enum Ownership {
     /// Run it: the record this worker wrote when it took it, and its revision.
     Run(u64, RunRecord),
     /// It was answered already (or must not run again): this is the answer.
-    Answered(Outcome),
+    Answered(StoredOutcome),
 }
 
 pub(super) fn record_bytes(record: &RunRecord) -> Bytes {
@@ -81,25 +72,8 @@ pub(super) async fn take_ownership(
             return None;
         }
     };
-    match &previous.outcome {
-        Some(StoredOutcome::Report { sha256, files }) => {
-            let report = cluster.get_blob(sha256).await.and_then(|bytes| {
-                serde_json::from_slice::<RunReport>(&bytes).map_err(|e| {
-                    Error::new(ErrorCode::IsolateFailure, format!("the stored report: {e}"))
-                })
-            });
-            return Some(Ownership::Answered(match report {
-                Ok(report) => Outcome::Report(Box::new(report), files.clone()),
-                Err(error) => Outcome::Refused(error),
-            }));
-        }
-        Some(StoredOutcome::Refused { code, message }) => {
-            return Some(Ownership::Answered(Outcome::Refused(Error::new(
-                *code,
-                message.clone(),
-            ))));
-        }
-        None => {}
+    if let Some(outcome) = &previous.outcome {
+        return Some(Ownership::Answered(outcome.clone()));
     }
     if previous.effects {
         // The attempt may have changed something outside itself: never run it twice.
@@ -111,11 +85,9 @@ pub(super) async fn take_ownership(
             ),
         );
         let dead = previous.attempt;
+        let outcome = StoredOutcome::refused(&error);
         let record = RunRecord {
-            outcome: Some(StoredOutcome::Refused {
-                code: error.code,
-                message: error.message.clone(),
-            }),
+            outcome: Some(outcome.clone()),
             ..previous
         };
         return match cluster
@@ -125,7 +97,7 @@ pub(super) async fn take_ownership(
         {
             Ok(_) => {
                 close_dead_attempt(cluster, &request.id, dead, &error.message).await;
-                Some(Ownership::Answered(Outcome::Refused(error)))
+                Some(Ownership::Answered(outcome))
             }
             Err(_) => None,
         };

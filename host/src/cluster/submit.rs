@@ -1,6 +1,7 @@
-//! Submitting a run to the workers of a queue and waiting for its report: the script and inputs
-//! go to the object store, the request to the queue, and the answer comes on a subject of the
-//! submitter's own (subscribed before the request is published, so nothing is missed).
+//! Submitting a run to the workers of a queue and waiting for its report: the inputs (and a
+//! script over [`MAX_INLINE_BYTES`]) go to the object store, the request to the queue, and the
+//! answer comes on a subject of the submitter's own (subscribed before the request is
+//! published, so nothing is missed), with a report over that size in the object store too.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 
 use super::names::{self, REPLY_HEADER};
-use super::wire::{FileRef, Reply, RunMessage};
+use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, nats};
 use crate::error::{Error, ErrorCode};
 use crate::journal::RecordMode;
@@ -51,7 +52,12 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     names::validate_queue(&submission.queue)?;
     crate::kernel::validate_session(&submission.session)?;
     submission.limits.validate()?;
-    let script_sha256 = cluster.put_blob(submission.source.as_bytes()).await?;
+    let script_text =
+        (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
+    let script_sha256 = match script_text {
+        Some(_) => crate::primitives::sha256_hex(submission.source.as_bytes()),
+        None => cluster.put_blob(submission.source.as_bytes()).await?,
+    };
     let mut inputs = Vec::new();
     for input in &submission.inputs {
         for (path, file) in input_files(input)? {
@@ -74,6 +80,7 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
             sha256: script_sha256,
             size: submission.source.len() as u64,
         },
+        script_text,
         engine: submission.engine.clone(),
         limits: submission.limits.clone(),
         policy: submission.policy.clone(),
@@ -114,6 +121,56 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     })
 }
 
+/// Cancels a queued run from its submitter's side.
+#[derive(Clone)]
+pub struct Canceller {
+    id: String,
+    cluster: Cluster,
+}
+
+impl Canceller {
+    /// Cancels the run. One no worker has taken yet never runs: its record is written answered
+    /// `CANCELLED`, and `Ok(Some(error))` is what its submitter reports. One a worker runs is
+    /// cancelled there as Ctrl-C cancels a local run, and its report (`cancelled`) still comes
+    /// to [`Queued::report`]: `Ok(None)`.
+    pub async fn cancel(&self) -> Result<Option<Error>, Error> {
+        let never_ran = RunRecord {
+            attempt: 0,
+            worker: String::new(),
+            started_at: crate::primitives::now_utc(),
+            effects: false,
+            outcome: Some(StoredOutcome::refused(&Error::new(
+                ErrorCode::Cancelled,
+                NEVER_RAN,
+            ))),
+        };
+        if self
+            .cluster
+            .owners
+            .create(self.id.as_str(), super::ownership::record_bytes(&never_ran))
+            .await
+            .is_ok()
+        {
+            return Ok(Some(Error::new(ErrorCode::Cancelled, NEVER_RAN)));
+        }
+        // A worker holds the record, and listens for this since before it took it.
+        self.cluster
+            .client
+            .publish(names::cancel_subject(&self.id), Bytes::new())
+            .await
+            .map_err(|e| nats("cancelling the run", self.cluster.url(), e))?;
+        self.cluster
+            .client
+            .flush()
+            .await
+            .map_err(|e| nats("cancelling the run", self.cluster.url(), e))?;
+        Ok(None)
+    }
+}
+
+/// What a run cancelled before any worker took it says.
+const NEVER_RAN: &str = "cancelled by its submitter while queued; it never ran";
+
 /// A request in the queue, waiting for its report.
 pub struct Queued {
     /// The submission's id.
@@ -125,6 +182,14 @@ pub struct Queued {
 }
 
 impl Queued {
+    /// What cancels it, while [`Queued::report`] waits.
+    pub fn canceller(&self) -> Canceller {
+        Canceller {
+            id: self.id.clone(),
+            cluster: self.cluster.clone(),
+        }
+    }
+
     /// Waits for the report, passing progress on as it comes. `Err` when a worker refused it.
     pub async fn report(mut self) -> Result<RunReport, Error> {
         while let Some(message) = self.replies.next().await {
@@ -145,16 +210,7 @@ impl Queued {
                         });
                     }
                 }
-                Reply::Report { report, files, .. } => {
-                    return self.fetch_outputs(*report, &files).await;
-                }
-                Reply::Refused {
-                    code,
-                    message,
-                    worker,
-                } => {
-                    return Err(Error::new(code, format!("{message} (worker `{worker}`)")));
-                }
+                Reply::Ended { outcome, worker } => return self.ended(outcome, &worker).await,
             }
         }
         Err(Error::new(
@@ -168,6 +224,42 @@ impl Queued {
 }
 
 impl Queued {
+    /// The report of a run that ended, fetched from the object store when it was too big to
+    /// travel inline, with its published files written out; `Err` when it was refused.
+    async fn ended(&self, outcome: StoredOutcome, worker: &str) -> Result<RunReport, Error> {
+        let (report, files) = match outcome {
+            StoredOutcome::Report {
+                inline: Some(report),
+                files,
+                ..
+            } => (*report, files),
+            StoredOutcome::Report {
+                inline: None,
+                sha256: Some(sha256),
+                files,
+            } => {
+                let bytes = self.cluster.get_blob(&sha256).await?;
+                let report = serde_json::from_slice::<RunReport>(&bytes).map_err(|e| {
+                    Error::new(
+                        ErrorCode::IsolateFailure,
+                        format!("the report worker `{worker}` stored does not parse: {e}"),
+                    )
+                })?;
+                (report, files)
+            }
+            StoredOutcome::Report { .. } => {
+                return Err(Error::new(
+                    ErrorCode::IsolateFailure,
+                    format!("worker `{worker}` answered with no report"),
+                ));
+            }
+            StoredOutcome::Refused { code, message } => {
+                return Err(Error::new(code, format!("{message} (worker `{worker}`)")));
+            }
+        };
+        self.fetch_outputs(report, &files).await
+    }
+
     /// Writes the files the worker published where this submission publishes, and points the
     /// report there (as `run` would have published them).
     async fn fetch_outputs(

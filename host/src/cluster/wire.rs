@@ -3,11 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 use crate::journal::{ExecutionRecord, RecordMode};
 use crate::kernel::RunReport;
 use crate::limits::Limits;
 use crate::permissions::Policy;
+
+/// Scripts and reports up to this size travel inside the messages and records that name them,
+/// sparing the object store's round trips; larger ones go to the object store.
+pub const MAX_INLINE_BYTES: usize = 64 << 10;
 
 /// A run request, as queued.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,6 +21,10 @@ pub struct RunMessage {
     pub id: String,
     /// The script: its file name (which picks the engine) and its text's sha256.
     pub script: FileRef,
+    /// The script's text itself when it is small ([`MAX_INLINE_BYTES`]); otherwise it is in the
+    /// object store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_text: Option<String>,
     /// An engine id that overrides the choice by extension.
     pub engine: Option<String>,
     /// The limits asked for; a worker lowers each to its own.
@@ -71,23 +79,13 @@ pub enum Reply {
         /// Units in all.
         total: Option<f64>,
     },
-    /// The run ended.
-    Report {
-        /// Its report, as `run --json` prints it.
-        report: Box<RunReport>,
-        /// The worker that ran it.
-        worker: String,
-        /// The files it published (outputs and `provenance.json`), in the object store.
-        #[serde(default)]
-        files: Vec<FileRef>,
-    },
-    /// The run did not happen (bad request, or an earlier attempt may have had effects).
-    Refused {
-        /// Why, as a code.
-        code: ErrorCode,
-        /// Why, in words.
-        message: String,
-        /// The worker that refused.
+    /// The run ended, or did not happen (a bad request, a cancellation, or an earlier attempt
+    /// that may have had effects): its outcome as the run's record keeps it, so that a report
+    /// too big for one message comes through the object store.
+    Ended {
+        /// How it ended.
+        outcome: StoredOutcome,
+        /// The worker that ran or refused it.
         worker: String,
     },
 }
@@ -112,10 +110,14 @@ pub struct RunRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StoredOutcome {
-    /// Its report, in the object store.
+    /// Its report: inline when small ([`MAX_INLINE_BYTES`]), otherwise in the object store.
     Report {
-        /// sha256 of the report's JSON.
-        sha256: String,
+        /// The report itself, when small.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inline: Option<Box<RunReport>>,
+        /// sha256 of the report's JSON, when it is in the object store.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
         /// The files it published, in the object store.
         #[serde(default)]
         files: Vec<FileRef>,
@@ -127,6 +129,16 @@ pub enum StoredOutcome {
         /// The message.
         message: String,
     },
+}
+
+impl StoredOutcome {
+    /// The outcome of a run that did not happen, or whose report was lost.
+    pub fn refused(error: &Error) -> Self {
+        Self::Refused {
+            code: error.code,
+            message: error.message.clone(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +154,7 @@ mod tests {
                 sha256: "ab".repeat(32),
                 size: 8,
             },
+            script_text: Some("return 1".into()),
             engine: None,
             limits: Limits::default(),
             policy: Policy::default(),

@@ -13,11 +13,11 @@ use tokio::sync::Semaphore;
 
 use super::journal_feed::JournalFeed;
 use super::names::{self, REPLY_HEADER};
-use super::ownership::{Outcome, Ownership, mark_effects, record_bytes, take_ownership};
-use super::wire::{FileRef, Reply, RunMessage, RunRecord, StoredOutcome};
+use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
+use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, QueueOptions, nats};
 use crate::error::{Error, ErrorCode};
-use crate::kernel::{ExecutionRequest, Kernel};
+use crate::kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport};
 use crate::limits::Limits;
 use crate::output::Event;
 use crate::permissions::Policy;
@@ -137,6 +137,21 @@ async fn handle(
         let _ = message.ack_with(AckKind::Term).await;
         return;
     }
+    // Listening before taking the run: a submitter that finds the run taken cancels it here.
+    let cancels = match cluster
+        .client
+        .subscribe(names::cancel_subject(&request.id))
+        .await
+    {
+        Ok(cancels) => cancels,
+        Err(error) => {
+            log(
+                options,
+                &format!("listening for cancels of {}: {error}", request.id),
+            );
+            return;
+        }
+    };
     let Some(owned) = take_ownership(cluster, &options.name, &request, &|what: &str| {
         log(options, what)
     })
@@ -163,31 +178,33 @@ async fn handle(
                     }
                 })
             };
+            let cancel = CancelHandle::new();
+            let on_cancel = {
+                let (cancel, mut cancels) = (cancel.clone(), cancels);
+                tokio::spawn(async move {
+                    if cancels.next().await.is_some() {
+                        cancel.cancel();
+                    }
+                })
+            };
             let outcome = run(
                 cluster,
                 kernel,
                 options,
                 &request,
                 reply_to.clone(),
-                revision,
-                taken,
+                (revision, taken),
+                cancel,
             )
             .await;
             heartbeat.abort();
+            on_cancel.abort();
             outcome
         }
     };
-    let reply = match &outcome {
-        Outcome::Report(report, files) => Reply::Report {
-            report: report.clone(),
-            worker: options.name.clone(),
-            files: files.clone(),
-        },
-        Outcome::Refused(error) => Reply::Refused {
-            code: error.code,
-            message: error.message.clone(),
-            worker: options.name.clone(),
-        },
+    let reply = Reply::Ended {
+        outcome,
+        worker: options.name.clone(),
     };
     if let Some(reply_to) = &reply_to
         && let Ok(bytes) = serde_json::to_vec(&reply)
@@ -211,9 +228,9 @@ async fn run(
     options: &WorkerOptions,
     request: &RunMessage,
     reply_to: Option<String>,
-    revision: u64,
-    taken: RunRecord,
-) -> Outcome {
+    (revision, taken): (u64, RunRecord),
+    cancel: CancelHandle,
+) -> StoredOutcome {
     // The record as this worker took it; `mark_effects` and the outcome update it in turn.
     let feed = JournalFeed::new(
         cluster,
@@ -223,68 +240,91 @@ async fn run(
         taken.attempt,
     );
     let record = Arc::new(Mutex::new((revision, taken)));
-    let prepared = prepare(
-        cluster,
-        kernel,
-        options,
-        request,
+    let attempt = Attempt {
         reply_to,
-        record.clone(),
-        feed.clone(),
-    );
-    let outcome = match prepared.await {
+        record: record.clone(),
+        feed: feed.clone(),
+        cancel,
+    };
+    let prepared = prepare(cluster, kernel, options, request, attempt);
+    let ended = match prepared.await {
         Ok((execution, folder)) => match kernel.run(execution).await {
             Ok(report) => {
                 feed.ended(&report.id).await;
-                match upload_published(cluster, &folder.path().join("out")).await {
-                    Ok(files) => Outcome::Report(Box::new(report), files),
-                    Err(error) => Outcome::Refused(error),
-                }
+                upload_published(cluster, &folder.path().join("out"))
+                    .await
+                    .map(|files| (report, files))
             }
-            Err(error) => Outcome::Refused(error),
+            Err(error) => Err(error),
         },
-        Err(error) => Outcome::Refused(error),
+        Err(error) => Err(error),
     };
-    let stored = match &outcome {
-        Outcome::Report(report, files) => match serde_json::to_vec(report) {
-            Ok(bytes) => cluster
-                .put_blob(&bytes)
-                .await
-                .map(|sha256| StoredOutcome::Report {
-                    sha256,
-                    files: files.clone(),
-                }),
-            Err(e) => Err(Error::new(ErrorCode::IsolateFailure, e.to_string())),
-        },
-        Outcome::Refused(error) => Ok(StoredOutcome::Refused {
-            code: error.code,
-            message: error.message.clone(),
-        }),
+    let outcome = match ended {
+        Ok((report, files)) => stored_report(cluster, report, files).await,
+        Err(error) => StoredOutcome::refused(&error),
     };
-    match stored {
-        Ok(stored) => {
-            let (revision, mut current) = match record.lock() {
-                Ok(held) => held.clone(),
-                Err(_) => return outcome,
-            };
-            current.outcome = Some(stored);
-            if let Err(error) = cluster
-                .owners
-                .update(request.id.as_str(), record_bytes(&current), revision)
-                .await
-            {
-                log(
-                    options,
-                    &format!("storing the outcome of {}: {error}", request.id),
-                );
-            }
-        }
-        Err(error) => log(
+    let (revision, mut current) = match record.lock() {
+        Ok(held) => held.clone(),
+        Err(_) => return outcome,
+    };
+    current.outcome = Some(outcome.clone());
+    if let Err(error) = cluster
+        .owners
+        .update(request.id.as_str(), record_bytes(&current), revision)
+        .await
+    {
+        log(
             options,
-            &format!("storing the report of {}: {error}", request.id),
-        ),
+            &format!("storing the outcome of {}: {error}", request.id),
+        );
     }
     outcome
+}
+
+/// A report as the run's record and its reply carry it: inline when small, otherwise in the
+/// object store (a NATS message has a size limit; a run's result may be far larger).
+async fn stored_report(cluster: &Cluster, report: RunReport, files: Vec<FileRef>) -> StoredOutcome {
+    let bytes = match serde_json::to_vec(&report) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return StoredOutcome::refused(&Error::new(
+                ErrorCode::IsolateFailure,
+                format!("encoding the report of run {}: {e}", report.id),
+            ));
+        }
+    };
+    if bytes.len() <= MAX_INLINE_BYTES {
+        return StoredOutcome::Report {
+            inline: Some(Box::new(report)),
+            sha256: None,
+            files,
+        };
+    }
+    match cluster.put_blob(&bytes).await {
+        Ok(sha256) => StoredOutcome::Report {
+            inline: None,
+            sha256: Some(sha256),
+            files,
+        },
+        Err(error) => StoredOutcome::refused(&Error::new(
+            error.code,
+            format!(
+                "run {} ended, but its report could not be stored: {}",
+                report.id, error.message
+            ),
+        )),
+    }
+}
+/// What one attempt at a request brings to its execution.
+struct Attempt {
+    /// Where its progress goes, when the request asks for progress.
+    reply_to: Option<String>,
+    /// The run's record as this attempt holds it, marked before the first effect.
+    record: Arc<Mutex<(u64, RunRecord)>>,
+    /// Its journal records' way to the journal stream.
+    feed: JournalFeed,
+    /// Fired when the submitter cancels.
+    cancel: CancelHandle,
 }
 
 /// The execution request of a queued one: its script and inputs fetched into a folder of
@@ -295,13 +335,27 @@ async fn prepare(
     kernel: &Kernel,
     options: &WorkerOptions,
     request: &RunMessage,
-    reply_to: Option<String>,
-    record: Arc<Mutex<(u64, RunRecord)>>,
-    feed: JournalFeed,
+    attempt: Attempt,
 ) -> Result<(ExecutionRequest, tempfile::TempDir), Error> {
+    let Attempt {
+        reply_to,
+        record,
+        feed,
+        cancel,
+    } = attempt;
     crate::kernel::validate_session(&request.session)?;
-    let source = String::from_utf8(cluster.get_blob(&request.script.sha256).await?)
-        .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?;
+    let source = match &request.script_text {
+        Some(text) if crate::primitives::sha256_hex(text.as_bytes()) == request.script.sha256 => {
+            text.clone()
+        }
+        Some(_) => {
+            return Err(Error::invalid_input(
+                "the request's script does not match its sha256",
+            ));
+        }
+        None => String::from_utf8(cluster.get_blob(&request.script.sha256).await?)
+            .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?,
+    };
     let incoming = kernel.data_dir().root().join("incoming");
     std::fs::create_dir_all(&incoming).map_err(|e| {
         Error::new(
@@ -373,6 +427,7 @@ async fn prepare(
         // Published into the run's folder, then sent to the submitter through the object store.
         out_dir: Some(folder.path().join("out")),
         events: Some(events),
+        cancel: Some(cancel),
         before_effects: Some(before_effects),
         ..ExecutionRequest::new(source, request.script.path.clone())
     };

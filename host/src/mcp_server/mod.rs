@@ -243,7 +243,7 @@ with `forge-host resume {} --approve|--deny`",
     }
 
     /// Hands `request` to the pool's workers and renders the report they send back. A client
-    /// that cancels stops waiting; the run itself goes on on its worker.
+    /// that cancels cancels the run.
     async fn submit(
         &self,
         pool: &Pool,
@@ -273,9 +273,15 @@ with `forge-host resume {} --approve|--deny`",
             Ok(queued) => queued,
             Err(error) => return render::not_started(&error),
         };
+        // A client that cancels cancels the run on its worker (or before any took it); the
+        // client no longer waits for the report.
+        let canceller = queued.canceller();
         let outcome = tokio::select! {
             outcome = queued.report() => outcome,
-            () = context.ct.cancelled() => return render::cancelled_in_queue(),
+            () = context.ct.cancelled() => {
+                let _ = canceller.cancel().await;
+                return render::cancelled_in_queue();
+            }
         };
         match outcome {
             Ok(report) => {
