@@ -501,7 +501,7 @@ const CLUSTER_ROWS: [(&str, &str, &str, &str); 4] = [
 ];
 
 /// What the worker-pool figures measure, and where a queued run's time goes.
-const CLUSTER_NOTE: &str = "\nAll on one 2-core machine: the workers, the NATS server and the submitter share the cores, so more workers add little here; on separate machines each worker brings its own. One queued run makes about ten NATS round trips besides the run itself (the run record read and created, the script fetched from the object store, the report stored, the record updated, the journal record, the reply and the ack); that is where the extra time should go (counted from the code, not profiled). Carrying small scripts and reports inside the messages instead of the object store would remove most of them.\n";
+const CLUSTER_NOTE: &str = "\nAll on one 2-core machine: the workers, the NATS server and the submitter share the cores, so more workers add little here; on separate machines each worker brings its own. One queued run makes about eight NATS round trips besides the run itself (the request published, the run record read and created, the journal record as the run starts and as it ends, the record updated with the report, the reply and the ack; counted from the code, not profiled). A script and a report up to 64 KiB travel inside the messages, so a small run does not touch the object store.\n";
 
 fn markdown(numbers: &Numbers, machine: &str, date: &str, sizes: &[(&str, u64)]) -> String {
     let mut text = String::from("# Benchmarks\n\n");
