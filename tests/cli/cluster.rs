@@ -353,6 +353,43 @@ fn inputs_go_to_the_worker_and_published_outputs_come_back() {
     );
     assert!(out.join("provenance.json").is_file());
     assert_eq!(report["out_dir"], out.display().to_string());
+    let staging: Vec<String> = std::fs::read_dir(sandbox.dir.path())
+        .expect("list")
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".out."))
+        .collect();
+    assert!(staging.is_empty(), "no staging folder is left: {staging:?}");
+    // A folder of someone else's is refused before anything is queued, as `run` refuses it.
+    let foreign = sandbox.dir.path().join("foreign");
+    std::fs::create_dir_all(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("mine.txt"), "keep").expect("write");
+    let refused = sandbox.forge(&[
+        "submit".as_ref(),
+        script.as_os_str(),
+        "--input".as_ref(),
+        data.as_os_str(),
+        "--out".as_ref(),
+        foreign.as_os_str(),
+        "--json".as_ref(),
+        "--nats".as_ref(),
+        nats.url.as_ref(),
+    ]);
+    assert_eq!(
+        refused.error_code(),
+        "INVALID_INPUT",
+        "{}",
+        refused.stderr()
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("mine.txt")).expect("kept"),
+        "keep"
+    );
+    assert_eq!(
+        merged_journal(&sandbox, &nats).len(),
+        1,
+        "the refused one never ran"
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ use super::names::{self, REPLY_HEADER};
 use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, nats};
 use crate::error::{Error, ErrorCode};
+use crate::files::{self, PublishError};
 use crate::journal::RecordMode;
 use crate::kernel::RunReport;
 use crate::limits::Limits;
@@ -52,6 +53,10 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     names::validate_queue(&submission.queue)?;
     crate::kernel::validate_session(&submission.session)?;
     submission.limits.validate()?;
+    // Refused before anything runs, as `run` refuses it: files there would be replaced.
+    if let Some(out) = &submission.out_dir {
+        files::check_destination(out)?;
+    }
     let script_text =
         (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
     let script_sha256 = match script_text {
@@ -275,30 +280,37 @@ impl Queued {
                 return Ok(report);
             }
         };
-        for file in files {
-            let relative = Path::new(&file.path);
-            if !relative
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)))
-            {
-                continue;
-            }
-            let bytes = self.cluster.get_blob(&file.sha256).await?;
-            let path = dir.join(relative);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
+        if !files.is_empty() {
+            // Written whole or not at all, as a local run publishes: into a staging folder
+            // beside `dir`, renamed into place once every file is there.
+            let published = |e: PublishError| Error::new(e.code(), e.to_string());
+            let staged = files::stage_empty(&dir, &report.id).map_err(published)?;
+            for file in files {
+                let relative = Path::new(&file.path);
+                if !relative
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+                {
+                    continue;
+                }
+                let bytes = self.cluster.get_blob(&file.sha256).await?;
+                let path = staged.folder().join(relative);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        Error::new(
+                            ErrorCode::PublicationRejected,
+                            format!("{}: {e}", parent.display()),
+                        )
+                    })?;
+                }
+                std::fs::write(&path, bytes).map_err(|e| {
                     Error::new(
                         ErrorCode::PublicationRejected,
-                        format!("{}: {e}", parent.display()),
+                        format!("{}: {e}", path.display()),
                     )
                 })?;
             }
-            std::fs::write(&path, bytes).map_err(|e| {
-                Error::new(
-                    ErrorCode::PublicationRejected,
-                    format!("{}: {e}", path.display()),
-                )
-            })?;
+            staged.commit().map_err(published)?;
         }
         report.out_dir = Some(dir.display().to_string());
         Ok(report)

@@ -18,7 +18,7 @@ pub use pool::JobPool;
 pub use provenance::Provenance;
 pub use publish::{
     MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, check_output_path,
-    publish, stage,
+    publish, stage, stage_empty,
 };
 pub use quota::{DiskFull, DiskQuota, TooManyOpen};
 

@@ -336,18 +336,7 @@ pub fn stage(
         ));
     }
 
-    let (parent, _) = parent_and_base(out);
-    fs::create_dir_all(&parent).map_err(|e| io("cannot create", &parent, e))?;
-    sweep_leftovers(out);
-    let StagingNames { staging, old } = StagingNames::new(out, id);
-    let mut staged = Staged {
-        staging,
-        out: out.to_path_buf(),
-        old,
-        files: Vec::new(),
-        committed: false,
-    };
-    fs::create_dir_all(&staged.staging).map_err(|e| io("cannot create", &staged.staging, e))?;
+    let mut staged = stage_empty(out, id)?;
     for (path, size, title) in chosen {
         let sha256 = stage_file(&output.join(&path), &staged.staging.join(&path))?;
         staged.files.push(PublishedFile {
@@ -364,7 +353,31 @@ pub fn stage(
     Ok(staged)
 }
 
+/// An empty staging folder beside `out`, for a publication whose files come from elsewhere (a
+/// worker's, through the object store): the caller writes them under [`Staged::folder`], then
+/// commits. Dropped uncommitted, it leaves nothing behind.
+pub fn stage_empty(out: &Path, id: &str) -> Result<Staged, PublishError> {
+    let (parent, _) = parent_and_base(out);
+    fs::create_dir_all(&parent).map_err(|e| io("cannot create", &parent, e))?;
+    sweep_leftovers(out);
+    let StagingNames { staging, old } = StagingNames::new(out, id);
+    let staged = Staged {
+        staging,
+        out: out.to_path_buf(),
+        old,
+        files: Vec::new(),
+        committed: false,
+    };
+    fs::create_dir_all(&staged.staging).map_err(|e| io("cannot create", &staged.staging, e))?;
+    Ok(staged)
+}
+
 impl Staged {
+    /// The staging folder, which becomes the destination on [`Staged::commit`].
+    pub fn folder(&self) -> &Path {
+        &self.staging
+    }
+
     /// Second phase: renames the staging folder into place (an earlier publication there is
     /// swapped out first, and restored if the rename fails).
     pub fn commit(mut self) -> Result<Vec<PublishedFile>, PublishError> {
@@ -459,6 +472,30 @@ mod tests {
             1,
             "no staging or old folder is left behind"
         );
+    }
+
+    #[test]
+    fn files_fetched_from_elsewhere_appear_whole_on_commit_or_not_at_all() {
+        let dest = tempfile::tempdir().expect("tempdir");
+        let out = dest.path().join("out");
+        let abandoned = stage_empty(&out, "id1").expect("staged");
+        fs::write(abandoned.folder().join("half.txt"), "1").expect("write");
+        assert!(!out.exists(), "nothing is visible before the commit");
+        drop(abandoned);
+        assert_eq!(
+            fs::read_dir(dest.path()).expect("list").count(),
+            0,
+            "an abandoned publication leaves nothing"
+        );
+        let staged = stage_empty(&out, "id2").expect("staged");
+        fs::create_dir_all(staged.folder().join("nested")).expect("mkdir");
+        fs::write(staged.folder().join("nested/b.txt"), "beta").expect("write");
+        staged.commit().expect("committed");
+        assert_eq!(
+            fs::read_to_string(out.join("nested/b.txt")).expect("read"),
+            "beta"
+        );
+        assert_eq!(fs::read_dir(dest.path()).expect("list").count(), 1);
     }
 
     #[test]
