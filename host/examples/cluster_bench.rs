@@ -80,6 +80,7 @@ fn submission(queue: &str) -> Submission {
         record: RecordMode::Full,
         queue: queue.into(),
         events: None,
+        on_taken: None,
         out_dir: None,
     }
 }

@@ -555,3 +555,32 @@ fn a_run_cancelled_before_any_worker_took_it_never_runs() {
         "the cancelled run wrote nothing"
     );
 }
+
+#[test]
+fn a_worker_lowers_the_limits_a_submission_asks_to_its_own_and_says_so() {
+    let nats = NatsServer::start();
+    let _worker = Worker::start(&nats, "small", &["--memory", "64MiB"]);
+    let sandbox = Sandbox::new();
+    // 1 GiB asked for; 50 million numbers need far more than the worker's 64 MiB.
+    let output = submit(
+        &sandbox,
+        &nats,
+        "const a = []; for (let i = 0; i < 5e7; i++) a.push(i); return a.length;",
+        &["--memory", "1GiB"],
+    )
+    .wait_with_output()
+    .expect("wait");
+    let report = report(&output);
+    assert_eq!(report["error"]["code"], "MEMORY_LIMIT", "{report:#}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("worker `small` runs it with its own lower limits: --memory 64MiB\n"),
+        "{stderr}"
+    );
+    let fits = submit(&sandbox, &nats, "return 1;", &["--memory", "32MiB"])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(self::report(&fits)["value"], 1);
+    let stderr = String::from_utf8_lossy(&fits.stderr);
+    assert!(stderr.contains("worker `small` runs it\n"), "{stderr}");
+}

@@ -87,6 +87,16 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             record: args.record,
             queue: args.queue.clone(),
             events: Some(printer.sink()),
+            on_taken: Some(std::sync::Arc::new(|worker: &str, lowered: &[String]| {
+                if lowered.is_empty() {
+                    eprintln!("forge-host: worker `{worker}` runs it");
+                } else {
+                    eprintln!(
+                        "forge-host: worker `{worker}` runs it with its own lower limits: {}",
+                        lowered.join(", ")
+                    );
+                }
+            })),
             out_dir: args.out.clone(),
         };
         // Listening for Ctrl-C from before the run is queued, so that none is missed.

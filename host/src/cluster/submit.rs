@@ -20,6 +20,9 @@ use crate::limits::Limits;
 use crate::output::{Event, EventSink};
 use crate::permissions::Policy;
 
+/// Hears that worker `worker` took a run, with the limits it lowered to its own (`--FLAG VALUE`).
+pub type TakenSink = std::sync::Arc<dyn Fn(&str, &[String]) + Send + Sync>;
+
 /// A run to submit.
 pub struct Submission {
     /// The script's text.
@@ -42,6 +45,8 @@ pub struct Submission {
     pub queue: String,
     /// Receives progress as it happens.
     pub events: Option<EventSink>,
+    /// Hears which worker took the run, and the limits it lowered to its own (`--FLAG VALUE`).
+    pub on_taken: Option<TakenSink>,
     /// Where the files it publishes are written [default: `forge-out/<run-id>/`, and only when
     /// it published outputs].
     pub out_dir: Option<PathBuf>,
@@ -121,6 +126,7 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         id,
         replies,
         events: submission.events,
+        on_taken: submission.on_taken,
         out_dir: submission.out_dir,
         cluster: cluster.clone(),
     })
@@ -182,6 +188,7 @@ pub struct Queued {
     pub id: String,
     replies: async_nats::Subscriber,
     events: Option<EventSink>,
+    on_taken: Option<TakenSink>,
     out_dir: Option<PathBuf>,
     cluster: Cluster,
 }
@@ -202,6 +209,11 @@ impl Queued {
                 continue;
             };
             match reply {
+                Reply::Taken { worker, lowered } => {
+                    if let Some(on_taken) = &self.on_taken {
+                        on_taken(&worker, &lowered);
+                    }
+                }
                 Reply::Progress {
                     message,
                     completed,

@@ -70,6 +70,15 @@ pub struct FileRef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reply {
+    /// A worker took the run and is starting it.
+    Taken {
+        /// The worker.
+        worker: String,
+        /// The limits asked for that it lowered to its own, each as `--FLAG VALUE` with the
+        /// value it runs with.
+        #[serde(default)]
+        lowered: Vec<String>,
+    },
     /// The script reported progress.
     Progress {
         /// What is happening.

@@ -385,7 +385,24 @@ async fn prepare(
             }
         }
     }
-    let (limits, _lowered) = request.limits.within(&options.ceilings);
+    let (limits, lowered) = request.limits.within(&options.ceilings);
+    if let Some(subject) = &reply_to {
+        let taken = Reply::Taken {
+            worker: options.name.clone(),
+            lowered: limits
+                .describe()
+                .into_iter()
+                .filter(|(flag, _)| lowered.contains(flag))
+                .map(|(flag, value)| format!("--{flag} {value}"))
+                .collect(),
+        };
+        if let Ok(bytes) = serde_json::to_vec(&taken) {
+            let _ = cluster
+                .client
+                .publish(subject.clone(), Bytes::from(bytes))
+                .await;
+        }
+    }
     let progress_to = reply_to.filter(|_| request.progress);
     let client = cluster.client.clone();
     let events: crate::output::EventSink = Arc::new(move |event: Event| match event {

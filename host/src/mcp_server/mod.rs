@@ -267,6 +267,7 @@ with `forge-host resume {} --approve|--deny`",
             record: request.record,
             queue: pool.queue.clone(),
             events: request.events,
+            on_taken: None,
             out_dir: None,
         };
         let queued = match crate::cluster::submit::enqueue(&pool.cluster, submission).await {
