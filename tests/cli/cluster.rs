@@ -119,9 +119,14 @@ fn attempt_record(journal: &[Value], run: &Value, attempt: u64) -> Value {
 fn wait_for_line(child: &mut Child, text: &str) {
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
+    skip_to(&mut lines, text);
+    std::thread::spawn(move || for _ in lines {});
+}
+
+/// Reads `lines` up to the first one holding `text`.
+fn skip_to(lines: &mut impl Iterator<Item = std::io::Result<String>>, text: &str) {
     let seen = lines.any(|line| line.is_ok_and(|l| l.contains(text)));
     assert!(seen, "no line with `{text}`");
-    std::thread::spawn(move || for _ in lines {});
 }
 
 #[test]
@@ -583,4 +588,44 @@ fn a_worker_lowers_the_limits_a_submission_asks_to_its_own_and_says_so() {
     assert_eq!(self::report(&fits)["value"], 1);
     let stderr = String::from_utf8_lossy(&fits.stderr);
     assert!(stderr.contains("worker `small` runs it\n"), "{stderr}");
+}
+
+#[test]
+fn a_run_cancelled_while_its_dead_worker_held_it_is_not_run_again() {
+    let nats = NatsServer::start();
+    let mut first = Worker::start(&nats, "first", &["--ack-wait", "2s"]);
+    let sandbox = Sandbox::new();
+    let mut run = submit(
+        &sandbox,
+        &nats,
+        "progress('running'); await tools.sleep({ms: 2000}); return 'done';",
+        &[],
+    );
+    let mut lines = BufReader::new(run.stderr.take().expect("stderr")).lines();
+    skip_to(&mut lines, "running");
+    let running = running_in_journal(&sandbox, &nats, "first");
+    first.kill();
+    // Cancelled while the dead worker's attempt still holds the run's record.
+    interrupt(&run);
+    skip_to(&mut lines, "asked its worker to cancel it");
+    std::thread::spawn(move || for _ in lines {});
+    let _second = Worker::start(&nats, "second", &[]);
+    let output = run.wait_with_output().expect("wait");
+    let report = report(&output);
+    assert_eq!(report["error"]["code"], "CANCELLED", "{report:#}");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not run again"),
+        "{report:#}"
+    );
+    let journal = merged_journal(&sandbox, &nats);
+    assert_eq!(journal.len(), 1, "no second attempt ran: {journal:#?}");
+    let dead = attempt_record(&journal, &running["run"], 1);
+    assert_eq!(
+        (&dead["worker"], &dead["status"]),
+        (&Value::from("first"), &Value::from("failed")),
+        "the dead attempt is closed: {dead:#}"
+    );
 }

@@ -115,7 +115,10 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             report = &mut waiting => report,
             Some(()) = interrupt.recv() => match canceller.cancel().await {
                 Ok(Some(never_ran)) => Err(never_ran),
-                Ok(None) => waiting.await,
+                Ok(None) => {
+                    eprintln!("forge-host: asked its worker to cancel it; waiting for its report");
+                    waiting.await
+                }
                 Err(error) => Err(error),
             },
         };

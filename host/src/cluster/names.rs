@@ -71,6 +71,12 @@ pub fn cancel_subject(run: &str) -> String {
     format!("{CANCEL_SUBJECT}.{run}")
 }
 
+/// The key, in the run records' bucket, that says run `run`'s submitter cancelled it after a
+/// worker took it: a worker that takes over from a dead attempt answers it `CANCELLED`.
+pub fn cancel_key(run: &str) -> String {
+    format!("{run}.cancelled")
+}
+
 /// The subject of the journal record of attempt `attempt` at run `run`.
 pub fn journal_subject(run: &str, attempt: u32) -> String {
     format!("{JOURNAL_SUBJECT}.{run}.{attempt}")

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::Cluster;
 use super::journal_feed::close_dead_attempt;
+use super::names;
 use super::wire::{RunMessage, RunRecord, StoredOutcome};
 use crate::error::{Error, ErrorCode};
 use crate::primitives::now_utc;
@@ -75,16 +76,33 @@ pub(super) async fn take_ownership(
     if let Some(outcome) = &previous.outcome {
         return Some(Ownership::Answered(outcome.clone()));
     }
-    if previous.effects {
+    let dead = (
+        previous.attempt,
+        previous.worker.clone(),
+        previous.started_at.clone(),
+    );
+    let never_again = if cancel_asked(cluster, &request.id).await {
+        // Its submitter cancelled it while the attempt that died held it.
+        Some(Error::new(
+            ErrorCode::Cancelled,
+            format!(
+                "cancelled by its submitter; attempt {} on worker `{}` (started {}) stopped, and it is not run again",
+                dead.0, dead.1, dead.2
+            ),
+        ))
+    } else if previous.effects {
         // The attempt may have changed something outside itself: never run it twice.
-        let error = Error::new(
+        Some(Error::new(
             ErrorCode::IsolateFailure,
             format!(
                 "interrupted: attempt {} on worker `{}` (started {}) stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again",
-                previous.attempt, previous.worker, previous.started_at
+                dead.0, dead.1, dead.2
             ),
-        );
-        let dead = previous.attempt;
+        ))
+    } else {
+        None
+    };
+    if let Some(error) = never_again {
         let outcome = StoredOutcome::refused(&error);
         let record = RunRecord {
             outcome: Some(outcome.clone()),
@@ -96,7 +114,7 @@ pub(super) async fn take_ownership(
             .await
         {
             Ok(_) => {
-                close_dead_attempt(cluster, &request.id, dead, &error.message).await;
+                close_dead_attempt(cluster, &request.id, dead.0, &error.message).await;
                 Some(Ownership::Answered(outcome))
             }
             Err(_) => None,
@@ -119,6 +137,12 @@ pub(super) async fn take_ownership(
         }
         Err(_) => None,
     }
+}
+
+/// Whether the run's submitter asked to cancel it after a worker took it
+/// ([`names::cancel_key`]).
+async fn cancel_asked(cluster: &Cluster, id: &str) -> bool {
+    matches!(cluster.owners.get(names::cancel_key(id)).await, Ok(Some(_)))
 }
 
 /// Marks the run's record: this attempt may now change things outside itself. It fails when

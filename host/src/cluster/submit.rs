@@ -164,7 +164,13 @@ impl Canceller {
         {
             return Ok(Some(Error::new(ErrorCode::Cancelled, NEVER_RAN)));
         }
-        // A worker holds the record, and listens for this since before it took it.
+        // A worker holds the record, and listens for this since before it took it; the key is
+        // for a worker that takes over if that one died.
+        self.cluster
+            .owners
+            .put(names::cancel_key(&self.id), Bytes::new())
+            .await
+            .map_err(|e| nats("cancelling the run", self.cluster.url(), e))?;
         self.cluster
             .client
             .publish(names::cancel_subject(&self.id), Bytes::new())
