@@ -76,27 +76,23 @@ pub(super) async fn take_ownership(
     if let Some(outcome) = &previous.outcome {
         return Some(Ownership::Answered(outcome.clone()));
     }
-    let dead = (
-        previous.attempt,
-        previous.worker.clone(),
-        previous.started_at.clone(),
+    let dead = previous.attempt;
+    let which = format!(
+        "attempt {dead} on worker `{}` (started {})",
+        previous.worker, previous.started_at
     );
     let never_again = if cancel_asked(cluster, &request.id).await {
         // Its submitter cancelled it while the attempt that died held it.
         Some(Error::new(
             ErrorCode::Cancelled,
-            format!(
-                "cancelled by its submitter; attempt {} on worker `{}` (started {}) stopped, and it is not run again",
-                dead.0, dead.1, dead.2
-            ),
+            format!("cancelled by its submitter; {which} stopped, and it is not run again"),
         ))
     } else if previous.effects {
         // The attempt may have changed something outside itself: never run it twice.
         Some(Error::new(
             ErrorCode::IsolateFailure,
             format!(
-                "interrupted: attempt {} on worker `{}` (started {}) stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again",
-                dead.0, dead.1, dead.2
+                "interrupted: {which} stopped after it may have changed things outside itself (a write, process or external call, a state commit or a publication), so it is not run again"
             ),
         ))
     } else {
@@ -114,7 +110,7 @@ pub(super) async fn take_ownership(
             .await
         {
             Ok(_) => {
-                close_dead_attempt(cluster, &request.id, dead.0, &error.message).await;
+                close_dead_attempt(cluster, &request.id, dead, &error.message).await;
                 Some(Ownership::Answered(outcome))
             }
             Err(_) => None,

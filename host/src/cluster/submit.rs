@@ -301,8 +301,8 @@ impl Queued {
         if !files.is_empty() {
             // Written whole or not at all, as a local run publishes: into a staging folder
             // beside `dir`, renamed into place once every file is there.
-            let published = |e: PublishError| Error::new(e.code(), e.to_string());
-            let staged = files::stage_empty(&dir, &report.id).map_err(published)?;
+            let not_published = |e: PublishError| Error::new(e.code(), e.to_string());
+            let staged = files::stage_empty(&dir, &report.id).map_err(not_published)?;
             for file in files {
                 let relative = Path::new(&file.path);
                 if !relative
@@ -328,7 +328,7 @@ impl Queued {
                     )
                 })?;
             }
-            staged.commit().map_err(published)?;
+            staged.commit().map_err(not_published)?;
         }
         report.out_dir = Some(dir.display().to_string());
         Ok(report)

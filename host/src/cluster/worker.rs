@@ -247,18 +247,14 @@ async fn run(
         cancel,
     };
     let prepared = prepare(cluster, kernel, options, request, attempt);
-    let ended = match prepared.await {
-        Ok((execution, folder)) => match kernel.run(execution).await {
-            Ok(report) => {
-                feed.ended(&report.id).await;
-                upload_published(cluster, &folder.path().join("out"))
-                    .await
-                    .map(|files| (report, files))
-            }
-            Err(error) => Err(error),
-        },
-        Err(error) => Err(error),
-    };
+    let ended = async {
+        let (execution, folder) = prepared.await?;
+        let report = kernel.run(execution).await?;
+        feed.ended(&report.id).await;
+        let files = upload_published(cluster, &folder.path().join("out")).await?;
+        Ok::<_, Error>((report, files))
+    }
+    .await;
     let outcome = match ended {
         Ok((report, files)) => stored_report(cluster, report, files).await,
         Err(error) => StoredOutcome::refused(&error),
@@ -315,9 +311,10 @@ async fn stored_report(cluster: &Cluster, report: RunReport, files: Vec<FileRef>
         )),
     }
 }
+
 /// What one attempt at a request brings to its execution.
 struct Attempt {
-    /// Where its progress goes, when the request asks for progress.
+    /// Where its replies go: that it was taken, and progress when the request asks for it.
     reply_to: Option<String>,
     /// The run's record as this attempt holds it, marked before the first effect.
     record: Arc<Mutex<(u64, RunRecord)>>,
