@@ -3,6 +3,7 @@
 
 mod approval;
 mod boundary;
+mod certs;
 mod cluster;
 mod compression;
 mod conformance;

@@ -8,8 +8,10 @@ use crate::{Result, run, workspace_root};
 /// Debian packages that compile QuickJS's C to wasm32 (FACTS: the verified route).
 const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
 
-/// The servers the distributed tests start on loopback (issue 16): etcd for shared state.
-const SERVER_PACKAGES: [&str; 2] = ["etcd-server", "nats-server"];
+/// The servers the distributed tests start on loopback (issue 16): etcd for shared state, NATS
+/// for the queue, `etcd-client` (etcdctl) to give a test etcd its users, and `openssl`, with
+/// which the tests make their own certificates (issue 26).
+const SERVER_PACKAGES: [&str; 4] = ["etcd-server", "etcd-client", "nats-server", "openssl"];
 
 /// The Rust target guest components are built for.
 pub const WASM_TARGET: &str = "wasm32-wasip2";
@@ -114,7 +116,7 @@ pub fn setup() -> Result {
     Ok(())
 }
 
-/// The real peers the tests drive: Debian's etcd and nats-server when missing, and these, each
+/// The real peers the tests drive: the Debian packages above when missing, and these, each
 /// installed only when its pin file changed (a second run, and a run offline, does nothing):
 /// - `tests/peers/package.json` (MCP servers, the MCP conformance suite with the Node it needs,
 ///   TypeScript): `npm ci` from the lock;

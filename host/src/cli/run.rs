@@ -14,7 +14,7 @@ use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::error::{Error, ErrorCode};
 use forge_host::journal::RecordMode;
-use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, MAX_SOURCE_BYTES, RunReport};
+use forge_host::kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport, check_script_size};
 use forge_host::primitives::sha256_hex;
 
 /// Arguments of `forge-host run`.
@@ -182,7 +182,9 @@ impl RunArgs {
 }
 
 /// The script's source and the name it runs under.
-pub(super) fn script(args: &ScriptArgs<'_>) -> Result<(String, String), Error> {
+/// The script's text and file name; a script over `max_bytes` (`--max-script`) is refused
+/// before more of it than that is read.
+pub(super) fn script(args: &ScriptArgs<'_>, max_bytes: u64) -> Result<(String, String), Error> {
     let named = |stem: &str| -> Result<String, Error> {
         match (args.lang, &args.engine) {
             (Some(lang), _) => Ok(format!("{stem}{}", lang.extension())),
@@ -194,15 +196,17 @@ pub(super) fn script(args: &ScriptArgs<'_>) -> Result<(String, String), Error> {
         }
     };
     if let Some(code) = args.eval {
+        check_script_size(code.len() as u64, max_bytes)?;
         return Ok((code.to_string(), named("eval")?));
     }
     let file = args.file.unwrap_or(std::path::Path::new("-"));
     if file == std::path::Path::new("-") {
         let mut source = Vec::new();
         std::io::stdin()
-            .take(MAX_SOURCE_BYTES as u64 + 1)
+            .take(max_bytes.saturating_add(1))
             .read_to_end(&mut source)
             .map_err(|e| Error::invalid_input(format!("cannot read the script from stdin: {e}")))?;
+        check_script_size(source.len() as u64, max_bytes)?;
         let source = String::from_utf8(source)
             .map_err(|_| Error::invalid_input("the script on stdin is not UTF-8 text"))?;
         return Ok((source, named("stdin")?));
@@ -219,18 +223,23 @@ pub(super) fn script(args: &ScriptArgs<'_>) -> Result<(String, String), Error> {
             file.display()
         )));
     }
-    let source = std::fs::read(file)
-        .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", file.display())))?;
+    let unreadable = |e: std::io::Error| Error::invalid_input(format!("cannot read {}: {e}", file.display()));
+    let mut source = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(max_bytes.saturating_add(1)).read_to_end(&mut source))
+        .map_err(unreadable)?;
+    check_script_size(source.len() as u64, max_bytes)?;
     let source = String::from_utf8(source)
         .map_err(|_| Error::invalid_input(format!("{} is not UTF-8 text", file.display())))?;
     Ok((source, filename))
 }
 
 fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
-    let (source, filename) = script(&args.script_args())?;
+    let limits = args.limits.limits(args.config.as_deref())?;
+    let (source, filename) = script(&args.script_args(), limits.max_script_bytes)?;
     Ok(ExecutionRequest {
         engine: args.engine.clone(),
-        limits: args.limits.limits(args.config.as_deref())?,
+        limits,
         policy: args.gate.policy(args.ask.is_some()),
         tool_sources: Some(args.sources.recorded()),
         session: args.session.clone().unwrap_or_else(default_session),

@@ -68,19 +68,23 @@ pub struct SubmitArgs {
 /// Runs `forge-host submit`.
 pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
-        let (source, filename) = script(&ScriptArgs {
-            file: args.file.as_deref(),
-            eval: args.eval.as_deref(),
-            lang: args.lang,
-            engine: args.engine.as_deref(),
-        })?;
+        let limits = args.limits.limits(args.config.as_deref())?;
+        let (source, filename) = script(
+            &ScriptArgs {
+                file: args.file.as_deref(),
+                eval: args.eval.as_deref(),
+                lang: args.lang,
+                engine: args.engine.as_deref(),
+            },
+            limits.max_script_bytes,
+        )?;
         let cluster = Cluster::connect(&args.nats, &QueueOptions::default()).await?;
         let printer = Printer::new(args.json);
         let submission = submit::Submission {
             source,
             filename,
             engine: args.engine.clone(),
-            limits: args.limits.limits(args.config.as_deref())?,
+            limits,
             policy: args.gate.policy(false),
             session: args.session.clone().unwrap_or_else(default_session),
             inputs: args.inputs.clone(),

@@ -12,7 +12,7 @@ use super::report::RunReport;
 use super::sandbox::{self, SandboxSpec};
 use super::settle;
 use super::taped;
-use super::{ExecutionRequest, Kernel, Lifecycle, MAX_SOURCE_BYTES, validate_session};
+use super::{ExecutionRequest, Kernel, Lifecycle, check_script_size, validate_session};
 use crate::engines::bindings::{RunRequest, ScriptEnginePre};
 use crate::engines::{EngineEntry, ExecState, Runtime};
 use crate::error::{Error, Result};
@@ -51,12 +51,7 @@ fn choose_engine<'k>(kernel: &'k Kernel, request: &ExecutionRequest) -> Result<&
 fn validate(request: &ExecutionRequest) -> Result<()> {
     request.limits.validate()?;
     validate_session(&request.session)?;
-    if request.source.len() > MAX_SOURCE_BYTES {
-        return Err(Error::invalid_input(format!(
-            "the script is {} bytes, over the {MAX_SOURCE_BYTES} bytes accepted",
-            request.source.len()
-        )));
-    }
+    check_script_size(request.source.len() as u64, request.limits.max_script_bytes)?;
     if let Some(out) = &request.out_dir {
         files::check_destination(out)?;
     }

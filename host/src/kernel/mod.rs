@@ -28,7 +28,7 @@ pub use status::{EngineStatus, Probe, Status, probe, status};
 
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::files::JobPool;
 use crate::journal::{Journal, JournalPackage, RecordMode};
 use crate::limits::Limits;
@@ -196,8 +196,20 @@ pub struct Kernel {
 
 /// Longest session name, in bytes.
 pub const MAX_SESSION_BYTES: usize = 128;
-/// Largest script source accepted.
-pub const MAX_SOURCE_BYTES: usize = 16 << 20;
+/// Refuses a script of `bytes` over `--max-script` (`max_bytes`) with `BUDGET_EXCEEDED`: every
+/// front door calls it before it holds more of a script than the limit.
+pub fn check_script_size(bytes: u64, max_bytes: u64) -> Result<()> {
+    if bytes > max_bytes {
+        return Err(Error::new(
+            ErrorCode::BudgetExceeded,
+            format!(
+                "the script is {bytes} bytes, over --max-script of {}",
+                crate::limits::format_size(max_bytes)
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// Checks a session name.
 pub fn validate_session(session: &str) -> Result<()> {

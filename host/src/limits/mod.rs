@@ -242,6 +242,15 @@ declare_limits! {
         at_most: "memory",
         help: "The live task log on disk (forge-host logs ID)",
     }
+    /// The script's source text. Every front door refuses a larger one before anything runs,
+    /// so one caller cannot make the host hold an unbounded script.
+    max_script_bytes: u64 {
+        flag: "max-script",
+        kind: Bytes,
+        default: 4 * MIB,
+        range: 1 => 64 * MIB,
+        help: "Largest script source; a larger one is refused with BUDGET_EXCEEDED before it runs",
+    }
     /// Tool-response bytes a run's replay record may keep; past it the run goes on, not
     /// replayable. (Random bytes cost nothing: the tape keeps the seed they came from.)
     max_record_bytes: u64 {
