@@ -77,6 +77,7 @@ fn submission(queue: &str) -> Submission {
         policy: Policy::default(),
         session: "bench".into(),
         inputs: Vec::new(),
+        inputs_root: None,
         record: RecordMode::Full,
         queue: queue.into(),
         events: None,

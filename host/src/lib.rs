@@ -44,6 +44,7 @@ pub mod error;
 pub mod files;
 pub mod journal;
 pub mod json;
+pub mod json_lines;
 pub mod kernel;
 pub mod limits;
 pub mod mcp_server;

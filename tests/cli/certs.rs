@@ -78,6 +78,7 @@ impl TestCa {
     }
 
     /// A client certificate whose common name is `user` (etcd takes it as the user name).
+    #[allow(dead_code, reason = "for the cluster's mutual-TLS tests")]
     pub fn client(&self, user: &str) -> KeyPair {
         self.issue(user, "clientAuth", "")
     }

@@ -13,6 +13,7 @@ mod engines;
 mod habits;
 mod journal;
 mod mcp_approval;
+mod mcp_security;
 mod mcp_server;
 mod mcp_tools;
 mod no_leaks;

@@ -39,7 +39,7 @@ fn a_client_that_declared_elicitation_is_asked_live_on_both_transports() {
     );
     for transport in [
         Transport::Stdio(server_args(&ws, "--ask")),
-        Transport::Http(server.url.clone()),
+        server.transport(),
     ] {
         let _ = std::fs::remove_file(ws.join("out.txt"));
         let out = drive(
@@ -154,7 +154,7 @@ fn a_client_that_cannot_ask_gets_a_paused_run_and_resume_run_continues_it_on_bot
     );
     for transport in [
         Transport::Stdio(server_args(&ws, "--ask")),
-        Transport::Http(server.url.clone()),
+        server.transport(),
     ] {
         let _ = std::fs::remove_file(ws.join("out.txt"));
         let out = pause_then_resume(&sandbox, &transport, &ws, "approve");

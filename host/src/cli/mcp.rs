@@ -11,26 +11,68 @@ use super::limit_flags::LimitFlags;
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
-use forge_host::mcp_server::{AskVia, ForgeMcp, ServerOptions, serve_http, serve_stdio};
+use forge_host::mcp_server::{
+    AskVia, BearerToken, ForgeMcp, HttpAuth, HttpOptions, ServerOptions, TlsFiles, serve_http,
+    serve_stdio, token_path,
+};
 
 /// Arguments of `forge-host mcp`.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "The limit flags are ceilings: a client's timeout_ms and memory_mb are \
-lowered to them, and the report says so under `clamped`.\n\nExamples:\n  forge-host mcp\n  \
+lowered to them, and the report says so under `clamped`. A client's `inputs` must lie under \
+--inputs-root (or --workspace). Over --http every request needs the bearer token (printed: \
+where it was written); an address that is not loopback needs --tls-cert and --tls-key.\n\n\
+Examples:\n  forge-host mcp\n  \
 forge-host mcp --http 127.0.0.1:8808 --max-runs 4\n  \
+forge-host mcp --http 0.0.0.0:8808 --tls-cert cert.pem --tls-key key.pem --token-file token\n  \
+forge-host mcp --workspace ./data   # clients may name files under ./data as inputs\n  \
 forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' --allow-write\n  \
 forge-host mcp --workspace ./data --ask\n\n\
 In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}"
 )]
 pub struct McpArgs {
     /// Serve Streamable HTTP at http://ADDRESS/mcp instead of stdio: HOST:PORT, or a bare PORT
-    /// for 127.0.0.1:PORT (it binds only what it is told; port 0 picks a free one)
+    /// for 127.0.0.1:PORT (it binds only what it is told; port 0 picks a free one). Every
+    /// request needs the bearer token; an address that is not loopback needs TLS too
     #[arg(long, value_name = "ADDRESS", value_parser = http_address)]
     pub http: Option<SocketAddr>,
+    /// With --http: the bearer token clients must send (Authorization: Bearer TOKEN), read from
+    /// FILE [default: a new one each start, written owner-only to
+    /// DATA_DIR/mcp-http/PORT.token, whose path is printed]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "http",
+        conflicts_with = "no_auth"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// With --http on a loopback address: take requests without a token (any process of any
+    /// user on this machine can then run scripts here)
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+    /// With --http: serve HTTPS with this certificate chain (PEM, leaf first); needed for an
+    /// address that is not loopback
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// With --tls-cert: its private key (PEM)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// With --http: a host name clients reach the server by (the Host-header check refuses
+    /// names other than loopback's and the address bound); repeatable
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub allow_host: Vec<String>,
+    /// A folder whose files clients may name in `inputs` (relative to it, or absolute inside
+    /// it; no `..` or symlink leads out); repeatable [default: the --workspace folder; without
+    /// either, `inputs` is refused]
+    #[arg(long, value_name = "DIR")]
+    pub inputs_root: Vec<PathBuf>,
     /// Runs at once; more calls queue [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_runs: Option<u32>,
+    /// Calls waiting for a free run slot at most; one more is refused with BUDGET_EXCEEDED
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub max_queued: u32,
     /// Session of calls that name none
     #[arg(long, value_name = "NAME", default_value = "mcp")]
     pub session: String,
@@ -90,7 +132,9 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         .sources
         .connect(ceilings.max_call_response_bytes)
         .await?;
-    let kernel = Kernel::builder(data.resolve()?)
+    let data_dir = data.resolve()?;
+    let data_root = &data_dir.root().to_path_buf();
+    let kernel = Kernel::builder(data_dir)
         .tools(sources.registry.clone())
         .state(args.state.store()?)
         .build()
@@ -99,10 +143,23 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,
     );
+    // The workspace is already the folder scripts may read through the workspace tools, so
+    // letting clients name inputs there shares nothing new.
+    let roots: Vec<PathBuf> = if args.inputs_root.is_empty() {
+        args.sources.workspace.iter().cloned().collect()
+    } else {
+        args.inputs_root.clone()
+    };
+    let inputs_root = (!roots.is_empty())
+        .then(|| forge_host::files::InputRoots::open(&roots))
+        .transpose()?;
+    let max_message_bytes = forge_host::mcp_server::max_message_bytes(&ceilings);
     let options = ServerOptions {
         ceilings,
         policy: args.gate.policy(args.ask.is_some()),
         max_runs,
+        max_queued: args.max_queued as usize,
+        inputs_root,
         default_session: args.session.clone(),
         ask_via: match args.ask {
             Some(McpAsk::Pause) => AskVia::Pause,
@@ -124,7 +181,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
     let server = ForgeMcp::new(kernel, sources.registry.clone(), options);
     let served = server.clone();
     match args.http {
-        None => serve_stdio(served).await?,
+        None => serve_stdio(served, max_message_bytes).await?,
         Some(address) => {
             let servers: Vec<&str> = sources.servers.names().collect();
             let upstream = if servers.is_empty() {
@@ -132,13 +189,60 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
             } else {
                 format!(", with the tools of {}", servers.join(", "))
             };
+            let http = HttpOptions {
+                address,
+                auth: match (&args.token_file, args.no_auth) {
+                    (_, true) => HttpAuth::Open,
+                    (Some(file), false) => HttpAuth::Bearer(BearerToken::from_file(file)?),
+                    (None, false) => HttpAuth::Bearer(BearerToken::generate()?),
+                },
+                tls: args
+                    .tls_cert
+                    .clone()
+                    .zip(args.tls_key.clone())
+                    .map(|(cert, key)| TlsFiles { cert, key }),
+                allowed_hosts: args.allow_host.clone(),
+                max_message_bytes,
+            };
+            http.check()?;
+            let scheme = http.scheme();
+            let generated = match (&http.auth, &args.token_file) {
+                (HttpAuth::Bearer(token), None) => Some(token.clone()),
+                _ => None,
+            };
+            let written = std::sync::Mutex::new(None);
             serve_http(
                 served,
-                address,
-                |bound| eprintln!("forge-host mcp: serving http://{bound}/mcp{upstream}"),
+                http,
+                |bound| {
+                    let auth = match generated {
+                        Some(token) => {
+                            let path = token_path(data_root, bound.port());
+                            token.write_to(&path)?;
+                            let said = format!(" (bearer token in {})", path.display());
+                            if let Ok(mut written) = written.lock() {
+                                *written = Some(path);
+                            }
+                            said
+                        }
+                        None if args.no_auth => {
+                            eprintln!(
+                                "forge-host mcp: --no-auth: any process of any user on this machine can run scripts here"
+                            );
+                            String::new()
+                        }
+                        None => " (bearer token from --token-file)".into(),
+                    };
+                    eprintln!("forge-host mcp: serving {scheme}://{bound}/mcp{auth}{upstream}");
+                    Ok(())
+                },
                 shutdown_signal(),
             )
             .await?;
+            // A generated token ends with its server.
+            if let Ok(Some(path)) = written.into_inner() {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
     // Runs still in flight are cancelled and journaled before the tool servers end.

@@ -88,6 +88,7 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             policy: args.gate.policy(false),
             session: args.session.clone().unwrap_or_else(default_session),
             inputs: args.inputs.clone(),
+            inputs_root: None,
             record: args.record,
             queue: args.queue.clone(),
             events: Some(printer.sink()),

@@ -39,6 +39,9 @@ pub struct Submission {
     pub session: String,
     /// Files and folders copied into `/input`.
     pub inputs: Vec<PathBuf>,
+    /// The folders `inputs` must lie in, when the submitter is not trusted with the machine
+    /// (an MCP client); `None`: anywhere.
+    pub inputs_root: Option<files::InputRoots>,
     /// What is recorded for replay.
     pub record: RecordMode,
     /// The queue.
@@ -68,15 +71,35 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         Some(_) => crate::primitives::sha256_hex(submission.source.as_bytes()),
         None => cluster.put_blob(submission.source.as_bytes()).await?,
     };
+    let opened = files::open_inputs(
+        &submission.inputs,
+        submission.inputs_root.as_ref(),
+        "inputs",
+    )?;
+    let walked = opened
+        .iter()
+        .map(|input| Ok((input, input.walk()?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let total = walked
+        .iter()
+        .flat_map(|(_, entries)| entries)
+        .fold(0u64, |sum, entry| sum.saturating_add(entry.size));
+    if total > submission.limits.max_input_bytes {
+        return Err(Error::invalid_input(format!(
+            "the inputs hold {total} bytes together, over --max-input of {} bytes",
+            submission.limits.max_input_bytes
+        )));
+    }
     let mut inputs = Vec::new();
-    for input in &submission.inputs {
-        for (path, file) in input_files(input)? {
-            let bytes = std::fs::read(&file).map_err(|e| {
-                Error::invalid_input(format!("cannot read input {}: {e}", file.display()))
+    for (input, entries) in &walked {
+        for entry in entries.iter().filter(|entry| !entry.folder) {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut input.open_file(entry)?, &mut bytes).map_err(|e| {
+                Error::invalid_input(format!("cannot read input {}: {e}", entry.name))
             })?;
             let sha256 = cluster.put_blob(&bytes).await?;
             inputs.push(FileRef {
-                path,
+                path: entry.name.clone(),
                 sha256,
                 size: bytes.len() as u64,
             });
@@ -353,35 +376,4 @@ fn refused_by_queue(
         );
     }
     nats("submitting the run", cluster.url(), error)
-}
-
-/// The files of one input, each with its path under `/input`: a file is its name, a folder
-/// its name and everything under it.
-fn input_files(input: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
-    let name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| Error::invalid_input(format!("{} has no file name", input.display())))?;
-    let meta = std::fs::metadata(input)
-        .map_err(|e| Error::invalid_input(format!("cannot read input {}: {e}", input.display())))?;
-    if meta.is_file() {
-        return Ok(vec![(name, input.to_path_buf())]);
-    }
-    let mut files = Vec::new();
-    let mut pending = vec![(name, input.to_path_buf())];
-    while let Some((prefix, dir)) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Error::invalid_input(format!("cannot read {}: {e}", dir.display())))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let child = format!("{prefix}/{}", entry.file_name().to_string_lossy());
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => pending.push((child, path)),
-                Ok(kind) if kind.is_file() => files.push((child, path)),
-                _ => {}
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
 }

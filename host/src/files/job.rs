@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::FileError;
 use super::copy::{CopyError, copy_hashed};
-use crate::error::{Error, ErrorCode, Result};
+use super::inputs::{OpenedInput, unreadable};
+use crate::error::{Error, Result};
 
 /// One input file as copied into `/input`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -33,14 +34,6 @@ pub struct JobDir {
 
 fn io_error(what: &'static str, path: &Path, error: std::io::Error) -> Error {
     FileError::new(what, path, error).into()
-}
-
-/// The caller's input could not be read: their doing, `INVALID_INPUT`.
-fn unreadable(path: &Path, error: std::io::Error) -> Error {
-    Error::from_source(
-        ErrorCode::InvalidInput,
-        FileError::new("input", path, error),
-    )
 }
 
 impl JobDir {
@@ -107,58 +100,60 @@ impl JobDir {
         false
     }
 
-    /// Copies the caller's inputs into `input/`, hashing every byte as it is copied. A folder
-    /// keeps its tree; only regular files and folders are accepted. Inputs that hold more than
-    /// `max_bytes` together are refused before anything is copied.
-    pub fn copy_inputs(&self, paths: &[PathBuf], max_bytes: u64) -> Result<Vec<InputRecord>> {
-        let total = paths.iter().try_fold(0u64, |sum, path| {
-            Ok::<_, Error>(sum.saturating_add(measure(path)?))
-        })?;
+    /// Copies the caller's inputs, opened (`files::open_inputs`), into `input/`, hashing every
+    /// byte as it is copied. A folder keeps its tree; only regular files and folders are
+    /// accepted. Inputs that hold more than `max_bytes` together are refused before anything
+    /// is copied.
+    pub fn copy_inputs(&self, inputs: &[OpenedInput], max_bytes: u64) -> Result<Vec<InputRecord>> {
+        let mut names = std::collections::BTreeSet::new();
+        for input in inputs {
+            if !names.insert(input.name()) {
+                return Err(Error::invalid_input(format!(
+                    "two inputs are called `{}`: rename one (inputs keep their file names in /input)",
+                    input.name()
+                )));
+            }
+            if let OpenedInput::Folder { source, .. } = input
+                && let (Ok(folder), Ok(job)) =
+                    (fs::canonicalize(source), fs::canonicalize(&self.root))
+                && job.starts_with(&folder)
+            {
+                return Err(Error::invalid_input(format!(
+                    "input {} holds forge-host's own data directory; pass a folder that does not",
+                    source.display()
+                )));
+            }
+        }
+        let walked = inputs
+            .iter()
+            .map(|input| Ok((input, input.walk()?)))
+            .collect::<Result<Vec<_>>>()?;
+        let total = walked
+            .iter()
+            .flat_map(|(_, entries)| entries)
+            .fold(0u64, |sum, entry| sum.saturating_add(entry.size));
         if total > max_bytes {
             return Err(Error::invalid_input(format!(
                 "the inputs hold {total} bytes together, over --max-input of {max_bytes} bytes"
             )));
         }
         let mut records = Vec::new();
-        let mut names = std::collections::BTreeSet::new();
-        for path in paths {
-            let meta = fs::metadata(path).map_err(|e| unreadable(path, e))?;
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .filter(|n| !n.is_empty() && *n != "..")
-                .ok_or_else(|| {
-                    Error::invalid_input(format!(
-                        "input {} has no usable file name",
-                        path.display()
-                    ))
-                })?
-                .to_string();
-            if !names.insert(name.clone()) {
-                return Err(Error::invalid_input(format!(
-                    "two inputs are called `{name}`: rename one (inputs keep their file names in /input)"
-                )));
-            }
-            let target = self.input().join(&name);
-            if meta.is_dir()
-                && let (Ok(folder), Ok(job)) =
-                    (fs::canonicalize(path), fs::canonicalize(&self.root))
-                && job.starts_with(&folder)
-            {
-                return Err(Error::invalid_input(format!(
-                    "input {} holds forge-host's own data directory; pass a folder that does not",
-                    path.display()
-                )));
-            }
-            if meta.is_dir() {
-                copy_tree(path, &target, &name, &mut records)?;
-            } else if meta.is_file() {
-                records.push(copy_file(path, &target, name)?);
-            } else {
-                return Err(Error::invalid_input(format!(
-                    "input {} is neither a regular file nor a folder",
-                    path.display()
-                )));
+        for (input, entries) in &walked {
+            for entry in entries {
+                let target = self.input().join(&entry.name);
+                if entry.folder {
+                    fs::create_dir_all(&target)
+                        .map_err(|e| io_error("cannot create", &target, e))?;
+                } else {
+                    let mut from = input.open_file(entry)?;
+                    let below = entry.name.split_once('/').map_or("", |(_, rest)| rest);
+                    let source = if below.is_empty() {
+                        input.source().to_path_buf()
+                    } else {
+                        input.source().join(below)
+                    };
+                    records.push(copy_file(&mut from, &source, &target, entry.name.clone())?);
+                }
             }
         }
         records.sort_by(|a, b| a.name.cmp(&b.name));
@@ -166,33 +161,14 @@ impl JobDir {
     }
 }
 
-/// The bytes of the regular files at or below `path`, walked without recursion; what cannot be
-/// read is left to the copy to report.
-fn measure(path: &Path) -> Result<u64> {
-    let mut total = 0u64;
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(next) = pending.pop() {
-        let Ok(meta) = fs::metadata(&next) else {
-            continue;
-        };
-        if meta.is_file() {
-            total = total.saturating_add(meta.len());
-        } else if meta.is_dir() {
-            let entries = fs::read_dir(&next).map_err(|e| unreadable(&next, e))?;
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir() || t.is_file()) {
-                    pending.push(entry.path());
-                }
-            }
-        }
-    }
-    Ok(total)
-}
-
-fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> {
-    let mut from = fs::File::open(source).map_err(|e| unreadable(source, e))?;
+fn copy_file(
+    from: &mut fs::File,
+    source: &Path,
+    target: &Path,
+    name: String,
+) -> Result<InputRecord> {
     let mut to = fs::File::create(target).map_err(|e| io_error("cannot create", target, e))?;
-    let (size, sha256) = copy_hashed(&mut from, &mut to).map_err(|error| match error {
+    let (size, sha256) = copy_hashed(from, &mut to).map_err(|error| match error {
         CopyError::Read(e) => unreadable(source, e),
         CopyError::Write(e) => io_error("cannot write", target, e),
     })?;
@@ -208,40 +184,6 @@ fn copy_file(source: &Path, target: &Path, name: String) -> Result<InputRecord> 
         sha256,
         source: source.to_path_buf(),
     })
-}
-
-fn copy_tree(
-    source: &Path,
-    target: &Path,
-    name: &str,
-    records: &mut Vec<InputRecord>,
-) -> Result<()> {
-    fs::create_dir_all(target).map_err(|e| io_error("cannot create", target, e))?;
-    let entries = fs::read_dir(source).map_err(|e| unreadable(source, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| unreadable(source, e))?;
-        let path = entry.path();
-        let file_name = entry.file_name();
-        let Some(child) = file_name.to_str() else {
-            return Err(Error::invalid_input(format!(
-                "input {} has a name that is not UTF-8",
-                path.display()
-            )));
-        };
-        let meta = fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
-        let child_name = format!("{name}/{child}");
-        if meta.is_dir() {
-            copy_tree(&path, &target.join(child), &child_name, records)?;
-        } else if meta.is_file() {
-            records.push(copy_file(&path, &target.join(child), child_name)?);
-        } else {
-            return Err(Error::invalid_input(format!(
-                "input {} is a symlink or special file; folder inputs may hold only regular files and folders",
-                path.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 impl Drop for JobDir {
@@ -280,6 +222,11 @@ fn make_writable(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
+
+    fn opened(paths: &[PathBuf]) -> Vec<OpenedInput> {
+        super::super::open_inputs(paths, None, "inputs").expect("opened")
+    }
 
     #[test]
     fn inputs_are_copied_hashed_and_keep_their_tree() {
@@ -291,7 +238,7 @@ mod tests {
         let job = JobDir::create(jobs.path().join("job"), false).expect("job");
         let records = job
             .copy_inputs(
-                &[source.path().join("a.csv"), source.path().join("set")],
+                &opened(&[source.path().join("a.csv"), source.path().join("set")]),
                 u64::MAX,
             )
             .expect("copied");
@@ -321,11 +268,11 @@ mod tests {
         let jobs = tempfile::tempdir().expect("tempdir");
         let job = JobDir::create(jobs.path().join("job"), false).expect("job");
         let twice = job.copy_inputs(
-            &[source.path().join("two/x"), source.path().join("one/x")],
+            &opened(&[source.path().join("two/x"), source.path().join("one/x")]),
             u64::MAX,
         );
         assert_eq!(twice.expect_err("duplicate").code, ErrorCode::InvalidInput);
-        let link = job.copy_inputs(&[source.path().join("one")], u64::MAX);
+        let link = job.copy_inputs(&opened(&[source.path().join("one")]), u64::MAX);
         assert_eq!(link.expect_err("symlink").code, ErrorCode::InvalidInput);
     }
 }

@@ -4,6 +4,7 @@
 //! beside it, and the disk quota of `/work` and `/output`.
 
 mod copy;
+mod inputs;
 mod job;
 mod pool;
 mod provenance;
@@ -13,6 +14,7 @@ mod staging;
 
 use std::path::PathBuf;
 
+pub use inputs::{InputEntry, InputRoots, OpenedInput, open_inputs};
 pub use job::{InputRecord, JobDir};
 pub use pool::JobPool;
 pub use provenance::Provenance;

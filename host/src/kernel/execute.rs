@@ -329,8 +329,9 @@ async fn prepare(
         .await?;
     // In a pooled process, at most INSTANCE_SLOTS instances at once; the rest wait here.
     let slot = Runtime::get(limits.fuel.is_some())?.instance_slot().await;
+    let opened = files::open_inputs(&request.inputs, request.inputs_root.as_ref(), "inputs")?;
     let job = kernel.jobs.take(facts.id, request.keep_job)?;
-    let inputs = job.copy_inputs(&request.inputs, request.limits.max_input_bytes)?;
+    let inputs = job.copy_inputs(&opened, request.limits.max_input_bytes)?;
     if let Some(expected) = &request.expected_inputs {
         check_inputs(expected, &inputs)?;
     }

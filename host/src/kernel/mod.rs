@@ -54,6 +54,9 @@ pub struct ExecutionRequest {
     pub session: String,
     /// Files and folders copied (and hashed) into `/input`.
     pub inputs: Vec<PathBuf>,
+    /// The folders `inputs` must lie in, when the caller is not trusted with the machine (an
+    /// MCP client: `mcp --inputs-root`); `None`: anywhere the process can read.
+    pub inputs_root: Option<crate::files::InputRoots>,
     /// Where `/output` is published; `None` publishes to `forge-out/<id>` in the current
     /// directory, and only when the script wrote something.
     pub out_dir: Option<PathBuf>,
@@ -110,6 +113,7 @@ impl ExecutionRequest {
             policy: Policy::default(),
             session: "default".into(),
             inputs: Vec::new(),
+            inputs_root: None,
             out_dir: None,
             publish_on_error: false,
             keep_job: false,

@@ -4,25 +4,30 @@
 //! `max_runs` and the rest queue.
 
 mod approval;
+mod http_auth;
 mod live;
 mod render;
 mod request;
 mod serve;
+mod tls;
+mod tool_list;
 
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    Tool as McpTool, ToolAnnotations,
+    Tool as McpTool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 pub use approval::AskVia;
+pub use http_auth::{BearerToken, token_path};
 pub use request::Clamp;
-pub use serve::{serve_http, serve_stdio};
+pub use serve::{HttpAuth, HttpOptions, serve_http, serve_stdio};
+pub use tls::TlsFiles;
 
 use crate::kernel::{CancelHandle, ExecutionRequest, Kernel};
 use crate::limits::Limits;
@@ -30,6 +35,7 @@ use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
 use live::{LiveRuns, progress_sink};
 use request::{GetRunArguments, ResumeArguments, RunArguments, SearchArguments};
+use tool_list::tool_list;
 
 /// How the server runs scripts.
 #[derive(Debug, Clone)]
@@ -40,6 +46,9 @@ pub struct ServerOptions {
     pub policy: Policy,
     /// Runs at once; the rest queue.
     pub max_runs: usize,
+    /// Calls waiting for one of the `max_runs` slots at most; one more is refused
+    /// (`BUDGET_EXCEEDED`) rather than held.
+    pub max_queued: usize,
     /// The session of calls that name none.
     pub default_session: String,
     /// With `policy.ask` (`--ask`): how a call the policy would deny is put to a person.
@@ -49,6 +58,10 @@ pub struct ServerOptions {
     pub tool_sources: Option<Value>,
     /// Runs go to the workers of this queue (`mcp --nats`) instead of this process's kernel.
     pub pool: Option<Pool>,
+    /// The folders a client's `inputs` must lie in (`--inputs-root`); without any, a call that
+    /// names inputs is refused. A client is the model whose code the sandbox contains: it may
+    /// name only what the server was told to share.
+    pub inputs_root: Option<crate::files::InputRoots>,
 }
 
 /// The workers an MCP server hands its runs to.
@@ -66,6 +79,18 @@ impl std::fmt::Debug for Pool {
     }
 }
 
+/// The largest MCP message a server with `ceilings` reads: the largest script (`--max-script`)
+/// with room for JSON's escapes and the other arguments.
+pub fn max_message_bytes(ceilings: &Limits) -> usize {
+    let script = usize::try_from(ceilings.max_script_bytes).unwrap_or(usize::MAX);
+    script
+        .saturating_add(script / 4)
+        .saturating_add(MESSAGE_OVERHEAD_BYTES)
+}
+
+/// Room in one message for everything but the script: the other arguments, the envelope.
+const MESSAGE_OVERHEAD_BYTES: usize = 1 << 20;
+
 /// Most matches `search_tools` returns.
 const MAX_SEARCH_RESULTS: usize = 25;
 
@@ -74,11 +99,22 @@ struct Inner {
     catalog: ToolRegistry,
     options: ServerOptions,
     runs: Arc<Semaphore>,
+    /// Calls waiting for a slot of `runs`.
+    waiting: std::sync::atomic::AtomicUsize,
     /// Runs in flight, cancelled at shutdown.
     live: LiveRuns,
     tools: Vec<McpTool>,
     /// Reports of the latest runs, by id, for `get_run` (the journal keeps no values or output).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Value)>>,
+}
+
+/// A call's place among those waiting for a slot (see `ForgeMcp::wait_in_queue`).
+struct QueuePlace<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for QueuePlace<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// Reports `get_run` can return whole.
@@ -106,6 +142,7 @@ impl ForgeMcp {
                 kernel,
                 catalog,
                 runs: Arc::new(Semaphore::new(options.max_runs.max(1))),
+                waiting: Default::default(),
                 live: LiveRuns::default(),
                 options,
                 tools,
@@ -185,6 +222,17 @@ with `forge-host resume {} --approve|--deny`",
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let inner = &self.inner;
+        if !request.inputs.is_empty() {
+            match &inner.options.inputs_root {
+                Some(roots) => request.inputs_root = Some(roots.clone()),
+                None => {
+                    return render::not_started(&crate::error::Error::invalid_input(
+                        "inputs: this server reads no files for its clients: start it with \
+--inputs-root DIR (or --workspace DIR) to let them name files under DIR",
+                    ));
+                }
+            }
+        }
         let cancel = CancelHandle::new();
         request.events = context
             .meta
@@ -197,9 +245,24 @@ with `forge-host resume {} --approve|--deny`",
         if request.policy.ask && inner.options.ask_via == AskVia::Client {
             request.asker = approval::client_asker(&context.peer, request.limits.timeout);
         }
-        let permit = tokio::select! {
-            permit = inner.runs.clone().acquire_owned() => permit.ok(),
-            () = context.ct.cancelled() => return render::cancelled_in_queue(),
+        let permit = match inner.runs.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                let Some(_waiting) = self.wait_in_queue() else {
+                    return render::not_started(&crate::error::Error::new(
+                        crate::error::ErrorCode::BudgetExceeded,
+                        format!(
+                            "the server is busy: {} runs at once (--max-runs) and {} calls \
+waiting (--max-queued); try again when one has ended",
+                            inner.options.max_runs, inner.options.max_queued
+                        ),
+                    ));
+                };
+                tokio::select! {
+                    permit = inner.runs.clone().acquire_owned() => permit.ok(),
+                    () = context.ct.cancelled() => return render::cancelled_in_queue(),
+                }
+            }
         };
         // The run has a task of its own: a request handler that is dropped (the client went
         // away) cancels it instead of abandoning it half-way, and shutdown waits for it.
@@ -242,6 +305,15 @@ with `forge-host resume {} --approve|--deny`",
         }
     }
 
+    /// A place among the calls waiting for a slot, given back when dropped; `None` when
+    /// `max_queued` calls wait already.
+    fn wait_in_queue(&self) -> Option<QueuePlace<'_>> {
+        let waiting = &self.inner.waiting;
+        let before = waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let place = QueuePlace(waiting);
+        (before < self.inner.options.max_queued).then_some(place)
+    }
+
     /// Hands `request` to the pool's workers and renders the report they send back. A client
     /// that cancels cancels the run.
     async fn submit(
@@ -264,6 +336,7 @@ with `forge-host resume {} --approve|--deny`",
             policy: request.policy,
             session: request.session,
             inputs: request.inputs,
+            inputs_root: request.inputs_root,
             record: request.record,
             queue: pool.queue.clone(),
             events: request.events,
@@ -383,84 +456,6 @@ with `forge-host resume {} --approve|--deny`",
     }
 }
 
-/// The server's tools; the run tools' descriptions carry the catalog a script can call.
-fn tool_list(catalog: &ToolRegistry, policy: &Policy) -> Vec<McpTool> {
-    // A run changes session state (never destructively: a commit is checked against what the
-    // run read); it reaches the open world only through tools the server's policy lets out.
-    let runs = ToolAnnotations::new()
-        .read_only(false)
-        .destructive(false)
-        .open_world(policy.allow_external);
-    let runs_again = runs.clone();
-    let reads = ToolAnnotations::new().read_only(true).open_world(false);
-    let object = |value: Value| match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(serde_json::Map::new()),
-    };
-    let run_javascript = format!(
-        "Runs JavaScript (QuickJS, ES2023) in a sandbox with no network and hard limits, and returns \
-its report: status, value, error {{code, message}}, text, stdout, stderr, metrics, id. The script's \
-top level is an async function body: `return` its result. It calls tools as async functions \
-(`await tools.NAME(input)`; `tools.call(name, input)` also works), keeps shared state with \
-`state.get(key)` / `state.set(key, value)`, reports `progress(message, done, total)`, and \
-reads inputs from /input and writes files to /output.\n\nThe tools it can call:\n```ts\n{}```",
-        declare::typescript(catalog)
-    );
-    let run_python = format!(
-        "Runs Python (CPython; numpy and pandas available) in a sandbox with no network and hard \
-limits, and returns its report: status, value, error {{code, message}}, text, stdout, stderr, \
-metrics, id. `import forge`: `forge.result(value)` sets the result, tools are functions \
-(`forge.tools.NAME(**input)`; `forge.call(name, input)` also works), `forge.state` is shared state, \
-`forge.progress(message, done, total)` reports progress; inputs are in /input, files written to \
-/output are published.\n\nThe tools it can call:\n```python\n{}```",
-        declare::python(catalog)
-    );
-    vec![
-        McpTool::new("run_javascript", run_javascript, object(request::run_schema()))
-            .with_annotations(runs.clone()),
-        McpTool::new("run_python", run_python, object(request::run_schema()))
-            .with_annotations(runs),
-        McpTool::new(
-            "search_tools",
-            "Finds the tools scripts can call whose name or description holds the query's words: their names, descriptions, effects and JSON schemas.",
-            object(json!({
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(reads.clone()),
-        McpTool::new(
-            "get_run",
-            "The journal's record of a run by id: status, error, engine, limits, metrics, nested tool calls.",
-            object(json!({
-                "type": "object",
-                "properties": {"id": {"type": "string"}},
-                "required": ["id"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(reads),
-        McpTool::new(
-            "resume_run",
-            "Continues a run that paused (status paused, APPROVAL_REQUIRED) at a tool call that \
-needs a person's approval: approve true runs that call, false fails it with TOOL_DENIED; the \
-script then goes on, in a new run whose report this returns. Nothing before the pause runs twice.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "The paused run's id"},
-                    "approve": {"type": "boolean", "description": "Whether the pending call may run"}
-                },
-                "required": ["id", "approve"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(runs_again),
-    ]
-}
-
 impl rmcp::ServerHandler for ForgeMcp {
     #[expect(
         deprecated,
@@ -500,6 +495,38 @@ reads a run back from the journal; resume_run continues a run paused for approva
     ) -> Result<(), ErrorData> {
         // The server sends no log messages of its own yet; any level is accepted.
         Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if request.method == serve::OVERSIZED_METHOD {
+            let said = |key: &str| {
+                request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get(key))
+                    .and_then(Value::as_u64)
+                    .unwrap_or_default()
+            };
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "the message is {} bytes or more, over the {} bytes this server reads of one \
+message (a script may be up to --max-script, {} bytes)",
+                    said("size"),
+                    said("max_bytes"),
+                    self.inner.options.ceilings.max_script_bytes
+                ),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
     }
 
     async fn call_tool(

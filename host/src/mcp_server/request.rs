@@ -21,7 +21,8 @@ pub struct RunArguments {
     pub timeout_ms: Option<u64>,
     /// Asked-for memory cap, in MiB.
     pub memory_mb: Option<u64>,
-    /// Files and folders (paths on the server's machine) copied into `/input`.
+    /// Files and folders copied into `/input`: paths inside the server's inputs root
+    /// (`--inputs-root`), relative to it or absolute.
     #[serde(default)]
     pub inputs: Vec<PathBuf>,
 }
@@ -137,7 +138,7 @@ pub fn run_schema() -> Value {
             "session": {"type": "string", "description": "Session whose shared state the script reads and writes"},
             "timeout_ms": {"type": "integer", "minimum": 1, "description": "Wall-clock limit in milliseconds (capped by the server's)"},
             "memory_mb": {"type": "integer", "minimum": 1, "description": "Memory cap in MiB (capped by the server's)"},
-            "inputs": {"type": "array", "items": {"type": "string"}, "description": "Paths of files or folders on the server's machine, copied read-only into /input"}
+            "inputs": {"type": "array", "items": {"type": "string"}, "description": "Files or folders under the server's inputs root (relative to it, or absolute inside it), copied read-only into /input"}
         },
         "required": ["code"],
         "additionalProperties": false

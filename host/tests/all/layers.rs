@@ -20,6 +20,7 @@ const LAYERS: [&[&str]; 5] = [
         "datadir",
         "primitives",
         "json",
+        "json_lines",
     ],
 ];
 

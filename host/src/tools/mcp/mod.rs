@@ -16,7 +16,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ServiceExt, model::Tool as McpToolInfo};
 
-pub use source::{Endpoint, ServerSpec};
+pub use source::{Endpoint, Headers, ServerSpec};
 
 use super::{ServerLogs, ToolRegistry};
 use process::{ServerProcess, StderrTail};
@@ -260,8 +260,19 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
             };
             Ok(Connection::new(spec, client, tools, Some((process, tail))))
         }
-        Endpoint::Url(url) => {
+        Endpoint::Url { url, headers } => {
+            let headers = headers
+                .0
+                .iter()
+                .filter_map(|(name, value)| {
+                    Some((
+                        reqwest::header::HeaderName::from_bytes(name.as_bytes()).ok()?,
+                        reqwest::header::HeaderValue::from_str(value).ok()?,
+                    ))
+                })
+                .collect();
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(headers)
                 .max_json_response_size(max_message)
                 .max_sse_event_size(max_message);
             let transport: StreamableHttpClientTransport<reqwest::Client> =

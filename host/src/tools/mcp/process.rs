@@ -11,6 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::process::{Child, ChildStdin};
 
 use super::McpError;
+use crate::json_lines::{BoundedLines, Oversized};
 use crate::tools::ServerLogs;
 
 /// Lines of stderr kept for error messages.
@@ -193,9 +194,6 @@ async fn drain_stderr(
     }
 }
 
-/// Bytes of a refused line kept at each end, where a JSON-RPC message's id is.
-const KEPT_ENDS: usize = 512;
-
 /// Copies `stdout` to `out` a line at a time. A line longer than `max_line_bytes` is never
 /// held whole: it is skipped, and an error response for its request id takes its place, so the
 /// call waiting for it fails at once.
@@ -204,93 +202,23 @@ async fn pump_lines(
     mut out: tokio::io::DuplexStream,
     max_line_bytes: usize,
 ) {
-    let mut reader = BufReader::new(stdout);
-    let mut line: Vec<u8> = Vec::new();
-    let mut skipping: Option<(Vec<u8>, VecDeque<u8>, usize)> = None;
-    loop {
-        let (consumed, ended) = {
-            let available = match reader.fill_buf().await {
-                Ok([]) | Err(_) => break,
-                Ok(available) => available,
-            };
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let chunk = &available[..take];
-            match &mut skipping {
-                Some((_, tail, size)) => {
-                    *size += chunk.len();
-                    tail.extend(chunk.iter().copied());
-                    while tail.len() > KEPT_ENDS {
-                        tail.pop_front();
-                    }
-                }
-                None if line.len() + chunk.len() > max_line_bytes => {
-                    let head = line[..line.len().min(KEPT_ENDS)].to_vec();
-                    let mut tail: VecDeque<u8> = VecDeque::new();
-                    tail.extend(chunk.iter().copied());
-                    while tail.len() > KEPT_ENDS {
-                        tail.pop_front();
-                    }
-                    skipping = Some((head, tail, line.len() + chunk.len()));
-                    line = Vec::new();
-                }
-                None => line.extend_from_slice(chunk),
-            }
-            (take, newline.is_some())
-        };
-        reader.consume(consumed);
-        if !ended {
-            continue;
-        }
-        let written = match skipping.take() {
-            Some((head, tail, size)) => {
-                let tail: Vec<u8> = tail.into_iter().collect();
-                match refusal(&head, &tail, size, max_line_bytes) {
-                    Some(reply) => out.write_all(reply.as_bytes()).await,
-                    None => Ok(()),
-                }
-            }
-            None => {
-                let written = out.write_all(&line).await;
-                line.clear();
-                written
-            }
-        };
-        if written.is_err() {
-            break;
-        }
-    }
+    let mut lines = BoundedLines::new(stdout, max_line_bytes, Box::new(refusal));
+    let _ = tokio::io::copy(&mut lines, &mut out).await;
     let _ = out.shutdown().await;
 }
 
-/// The error response standing for a refused line of `size` bytes, when its id can be found:
-/// at the start (`{"jsonrpc":"2.0","id":…`) or at the end (`…,"id":…}`, as the TypeScript SDK
-/// writes it).
-fn refusal(head: &[u8], tail: &[u8], size: usize, max: usize) -> Option<String> {
-    static HEAD: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
-        regex::bytes::Regex::new(
-            r#"^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,"#,
-        )
-        .expect("a valid pattern")
-    });
-    static TAIL: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
-        regex::bytes::Regex::new(r#"[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$"#)
-            .expect("a valid pattern")
-    });
-    let id = HEAD
-        .captures(head)
-        .or_else(|| TAIL.captures(tail))
-        .and_then(|c| c.get(1))
-        .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())?;
+/// The error response standing for a refused response line, when its id can be found.
+fn refusal(oversized: &Oversized<'_>) -> Option<Vec<u8>> {
     let message = format!(
-        "the response is {size} bytes or more, over the {max} bytes forge-host reads of one message (--max-call-response)"
+        "the response is {} bytes or more, over the {} bytes forge-host reads of one message (--max-call-response)",
+        oversized.size, oversized.max
     );
     let reply = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": serde_json::from_str::<serde_json::Value>(&id).ok()?,
+        "id": oversized.id()?,
         "error": {"code": OVERSIZED_RESPONSE, "message": message},
     });
-    Some(format!("{reply}\n"))
+    Some(format!("{reply}\n").into_bytes())
 }
 
 #[cfg(test)]
@@ -298,14 +226,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_refused_line_names_its_id_from_either_end() {
-        let head = br#"{"jsonrpc":"2.0","id":7,"result":{"#;
-        let reply = refusal(head, b"", 100, 10).expect("an id");
-        assert!(reply.contains(r#""id":7"#), "{reply}");
-        let tail = br#"aaaa"}]},"jsonrpc":"2.0","id":"req-1"}"#;
-        let reply = refusal(b"{\"result\":{", tail, 100, 10).expect("an id");
-        assert!(reply.contains(r#""id":"req-1""#), "{reply}");
-        assert!(refusal(b"{\"method\":\"x\"", b"\"params\":{}}", 100, 10).is_none());
+    fn a_refused_line_is_answered_under_its_id() {
+        let oversized = Oversized {
+            head: br#"{"jsonrpc":"2.0","id":7,"result":{"#,
+            tail: b"",
+            size: 100,
+            max: 10,
+        };
+        let reply = String::from_utf8(refusal(&oversized).expect("an id")).expect("text");
+        assert!(
+            reply.contains(r#""id":7"#) && reply.contains("-32099"),
+            "{reply}"
+        );
+        let anonymous = Oversized {
+            head: b"{\"method\":\"x\"",
+            tail: b"\"params\":{}}",
+            size: 100,
+            max: 10,
+        };
+        assert!(refusal(&anonymous).is_none());
     }
 
     #[tokio::test]

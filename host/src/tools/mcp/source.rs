@@ -35,7 +35,22 @@ pub enum Endpoint {
         cwd: Option<PathBuf>,
     },
     /// A Streamable HTTP endpoint (`http://127.0.0.1:PORT/mcp`).
-    Url(String),
+    Url {
+        /// Where.
+        url: String,
+        /// Headers sent with every request (a config file's `headers`: a bearer token, say).
+        headers: Headers,
+    },
+}
+
+/// HTTP headers from a config file, whose values may be secrets: `Debug` shows names only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
 }
 
 /// Longest server name, in bytes.
@@ -57,7 +72,7 @@ pub fn validate_name(name: &str) -> Result<(), McpError> {
     }
 }
 
-fn endpoint_of_url(name: &str, url: &str) -> Result<Endpoint, McpError> {
+fn endpoint_of_url(name: &str, url: &str, headers: Headers) -> Result<Endpoint, McpError> {
     if url.starts_with("https://") {
         return Err(McpError::Config(format!(
             "server `{name}`: {url} is HTTPS; forge-host speaks plain HTTP to servers it is pointed at (run it on loopback, or through a local proxy)"
@@ -68,7 +83,19 @@ fn endpoint_of_url(name: &str, url: &str) -> Result<Endpoint, McpError> {
             "server `{name}`: `{url}` is not an http:// URL"
         )));
     }
-    Ok(Endpoint::Url(url.to_string()))
+    for (header, value) in &headers.0 {
+        let valid = reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_ok()
+            && reqwest::header::HeaderValue::from_str(value).is_ok();
+        if !valid {
+            return Err(McpError::Config(format!(
+                "server `{name}`: header `{header}` is not a valid HTTP header name and value"
+            )));
+        }
+    }
+    Ok(Endpoint::Url {
+        url: url.to_string(),
+        headers,
+    })
 }
 
 /// Parses `--mcp NAME=COMMAND` (split as a shell would) or `--mcp NAME=http://HOST:PORT/PATH`.
@@ -82,7 +109,7 @@ pub fn parse_flag(text: &str) -> Result<ServerSpec, McpError> {
     validate_name(name)?;
     let rest = rest.trim();
     let endpoint = if rest.starts_with("http://") || rest.starts_with("https://") {
-        endpoint_of_url(name, rest)?
+        endpoint_of_url(name, rest, Headers::default())?
     } else {
         let words = shlex::split(rest).ok_or_else(|| {
             McpError::Config(format!(
@@ -118,6 +145,8 @@ struct ConfigEntry {
     cwd: Option<PathBuf>,
     url: Option<String>,
     #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
     disabled: bool,
 }
 
@@ -130,7 +159,8 @@ struct ConfigFile {
 /// Largest config file read.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// Reads `--mcp-config FILE`: `{"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}`.
+/// Reads `--mcp-config FILE`: `{"mcpServers": {NAME: {"command", "args", "env"} | {"url",
+/// "headers"}}}`.
 /// Entries marked `"disabled": true` are skipped; a relative `cwd` is relative to the file.
 pub fn read_config(path: &Path) -> Result<Vec<ServerSpec>, McpError> {
     let failed = |why: String| McpError::Config(format!("--mcp-config {}: {why}", path.display()));
@@ -162,7 +192,8 @@ pub fn read_config(path: &Path) -> Result<Vec<ServerSpec>, McpError> {
                 env: entry.env,
                 cwd: entry.cwd.map(|cwd| base.join(cwd)),
             },
-            (None, Some(url)) => endpoint_of_url(&name, &url).map_err(|e| failed(e.to_string()))?,
+            (None, Some(url)) => endpoint_of_url(&name, &url, Headers(entry.headers))
+                .map_err(|e| failed(e.to_string()))?,
             _ => {
                 return Err(failed(format!(
                     "server `{name}` needs exactly one of \"command\" and \"url\""
@@ -256,7 +287,10 @@ mod tests {
         let spec = parse_flag("web=http://127.0.0.1:8080/mcp").expect("valid");
         assert_eq!(
             spec.endpoint,
-            Endpoint::Url("http://127.0.0.1:8080/mcp".into())
+            Endpoint::Url {
+                url: "http://127.0.0.1:8080/mcp".into(),
+                headers: Headers::default(),
+            }
         );
         for bad in [
             "fs",

@@ -1,0 +1,238 @@
+//! Newline-delimited JSON-RPC (MCP's stdio framing) read with a bound on one line, in both
+//! directions: forge-host reading an MCP server it started, and forge-host's own MCP server
+//! reading its client. A line over the bound is never held whole: what arrived of it is
+//! dropped, the rest skipped as it arrives, and the caller decides what the reader sees in its
+//! place, usually a message under the id the oversized one carried, so the other side hears why.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::LazyLock;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// Bytes of an oversized line kept at each end, where a JSON-RPC message's id is.
+const KEPT_ENDS: usize = 512;
+
+/// A line that was over the bound, as far as it was kept.
+#[derive(Debug)]
+pub struct Oversized<'a> {
+    /// Its first bytes.
+    pub head: &'a [u8],
+    /// Its last bytes (before the newline).
+    pub tail: &'a [u8],
+    /// Its length, at least.
+    pub size: usize,
+    /// The bound it passed.
+    pub max: usize,
+}
+
+impl Oversized<'_> {
+    /// The message's id, when it is at the start (`{"jsonrpc":"2.0","id":…`, as most SDKs
+    /// write it) or at the end (`…,"id":…}`, as the TypeScript SDK writes responses).
+    pub fn id(&self) -> Option<serde_json::Value> {
+        static HEAD: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+            regex::bytes::Regex::new(
+                r#"^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,"#,
+            )
+            .expect("a valid pattern")
+        });
+        static TAIL: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+            regex::bytes::Regex::new(r#"[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$"#)
+                .expect("a valid pattern")
+        });
+        let id = HEAD
+            .captures(self.head)
+            .or_else(|| TAIL.captures(self.tail))
+            .and_then(|c| c.get(1))?;
+        serde_json::from_slice(id.as_bytes()).ok()
+    }
+}
+
+/// What the reader sees in place of an oversized line: a whole line (ending in `\n`), or
+/// nothing.
+pub type Replace = Box<dyn FnMut(&Oversized<'_>) -> Option<Vec<u8>> + Send>;
+
+/// The lines of `inner`, each at most `max_line` bytes (without its newline); an oversized one
+/// is replaced by what `replace` says.
+pub struct BoundedLines<R> {
+    inner: R,
+    max_line: usize,
+    replace: Replace,
+    /// The line being read, while it is within the bound.
+    line: Vec<u8>,
+    /// The ends of the oversized line being skipped, and its length so far.
+    skipping: Option<(Vec<u8>, VecDeque<u8>, usize)>,
+    /// Whole lines ready to be read, and how much of them was.
+    ready: Vec<u8>,
+    read: usize,
+}
+
+impl<R> BoundedLines<R> {
+    /// `inner`'s lines, each at most `max_line` bytes.
+    pub fn new(inner: R, max_line: usize, replace: Replace) -> Self {
+        BoundedLines {
+            inner,
+            max_line,
+            replace,
+            line: Vec::new(),
+            skipping: None,
+            ready: Vec::new(),
+            read: 0,
+        }
+    }
+
+    /// Takes `bytes` read from `inner`: whole lines within the bound become ready, the rest
+    /// waits or is skipped.
+    fn take(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let newline = bytes.iter().position(|b| *b == b'\n');
+            let (chunk, rest) = bytes.split_at(newline.map_or(bytes.len(), |i| i + 1));
+            bytes = rest;
+            let body = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+            match &mut self.skipping {
+                Some((_, tail, size)) => {
+                    *size += body.len();
+                    tail.extend(body.iter().copied());
+                    let excess = tail.len().saturating_sub(KEPT_ENDS);
+                    tail.drain(..excess);
+                }
+                None if self.line.len() + body.len() > self.max_line => {
+                    let mut head = self.line[..self.line.len().min(KEPT_ENDS)].to_vec();
+                    let more = KEPT_ENDS - head.len();
+                    head.extend_from_slice(&body[..body.len().min(more)]);
+                    let mut tail: VecDeque<u8> = body.iter().copied().collect();
+                    let excess = tail.len().saturating_sub(KEPT_ENDS);
+                    tail.drain(..excess);
+                    let size = self.line.len() + body.len();
+                    self.line = Vec::new();
+                    self.skipping = Some((head, tail, size));
+                }
+                None => self.line.extend_from_slice(body),
+            }
+            if newline.is_none() {
+                continue;
+            }
+            match self.skipping.take() {
+                Some((head, tail, size)) => {
+                    let tail: Vec<u8> = tail.into_iter().collect();
+                    let oversized = Oversized {
+                        head: &head,
+                        tail: &tail,
+                        size,
+                        max: self.max_line,
+                    };
+                    if let Some(line) = (self.replace)(&oversized) {
+                        self.ready.extend(line);
+                    }
+                }
+                None => {
+                    self.ready.append(&mut self.line);
+                    self.ready.push(b'\n');
+                }
+            }
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        loop {
+            let this = &mut *self;
+            if this.read < this.ready.len() {
+                let n = (this.ready.len() - this.read).min(buf.remaining());
+                buf.put_slice(&this.ready[this.read..this.read + n]);
+                this.read += n;
+                if this.read == this.ready.len() {
+                    this.ready.clear();
+                    this.read = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let mut into = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut into) {
+                Poll::Ready(Ok(())) if into.filled().is_empty() => {
+                    // The end: a last line without a newline is no whole message; it is dropped.
+                    return Poll::Ready(Ok(()));
+                }
+                Poll::Ready(Ok(())) => {
+                    let filled = into.filled().to_vec();
+                    this.take(&filled);
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    fn answering() -> Replace {
+        Box::new(|oversized: &Oversized<'_>| {
+            let id = oversized.id()?;
+            let reply = serde_json::json!({"id": id, "size": oversized.size});
+            Some(format!("{reply}\n").into_bytes())
+        })
+    }
+
+    async fn through(input: &[u8], max_line: usize) -> String {
+        let mut reader = BoundedLines::new(input, max_line, answering());
+        let mut out = String::new();
+        reader.read_to_string(&mut out).await.expect("read");
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_within_the_bound_pass_whole() {
+        let input = b"{\"id\":1}\n{\"id\":2}\n";
+        assert_eq!(through(input, 8).await, String::from_utf8_lossy(input));
+    }
+
+    #[tokio::test]
+    async fn a_long_line_is_skipped_and_replaced_under_its_id() {
+        let mut input =
+            br#"{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"code":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'x', 1 << 20));
+        input.extend(b"\"}}\n{\"id\":8}\n");
+        let out = through(&input, 1000).await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{}", &out[..out.len().min(300)]);
+        let reply: serde_json::Value = serde_json::from_str(lines[0]).expect("json");
+        assert_eq!(reply["id"], "call-7");
+        assert_eq!(reply["size"], input.len() - 10);
+        assert_eq!(lines[1], "{\"id\":8}");
+    }
+
+    #[test]
+    fn an_id_is_found_at_either_end() {
+        let at = |head: &[u8], tail: &[u8]| {
+            Oversized {
+                head,
+                tail,
+                size: 100,
+                max: 10,
+            }
+            .id()
+        };
+        assert_eq!(
+            at(br#"{"jsonrpc":"2.0","id":7,"result":{"#, b""),
+            Some(serde_json::json!(7))
+        );
+        assert_eq!(
+            at(
+                b"{\"result\":{",
+                br#"aaaa"}]},"jsonrpc":"2.0","id":"req-1"}"#
+            ),
+            Some(serde_json::json!("req-1"))
+        );
+        assert_eq!(at(br#"{"method":"a"}"#, b"x"), None);
+    }
+}
