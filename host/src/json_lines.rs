@@ -53,12 +53,20 @@ impl Oversized<'_> {
 /// nothing.
 pub type Replace = Box<dyn FnMut(&Oversized<'_>) -> Option<Vec<u8>> + Send>;
 
+/// Hears each whole line within the bound as it becomes ready to be read.
+pub type OnLine = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Says whether reading must wait (and then wakes the context when it may go on).
+pub type PauseWhile = Box<dyn Fn(&Context<'_>) -> bool + Send>;
+
 /// The lines of `inner`, each at most `max_line` bytes (without its newline); an oversized one
 /// is replaced by what `replace` says.
 pub struct BoundedLines<R> {
     inner: R,
     max_line: usize,
     replace: Replace,
+    on_line: Option<OnLine>,
+    pause_while: Option<PauseWhile>,
     /// The line being read, while it is within the bound.
     line: Vec<u8>,
     /// The ends of the oversized line being skipped, and its length so far.
@@ -75,11 +83,25 @@ impl<R> BoundedLines<R> {
             inner,
             max_line,
             replace,
+            on_line: None,
+            pause_while: None,
             line: Vec::new(),
             skipping: None,
             ready: Vec::new(),
             read: 0,
         }
+    }
+
+    /// Tells `on_line` of each whole line within the bound.
+    pub fn on_line(mut self, on_line: OnLine) -> Self {
+        self.on_line = Some(on_line);
+        self
+    }
+
+    /// Reads nothing more from `inner` while `pause_while` says so.
+    pub fn pause_while(mut self, pause_while: PauseWhile) -> Self {
+        self.pause_while = Some(pause_while);
+        self
     }
 
     /// Takes `bytes` read from `inner`: whole lines within the bound become ready, the rest
@@ -127,6 +149,9 @@ impl<R> BoundedLines<R> {
                     }
                 }
                 None => {
+                    if let Some(on_line) = &mut self.on_line {
+                        on_line(&self.line);
+                    }
                     self.ready.append(&mut self.line);
                     self.ready.push(b'\n');
                 }
@@ -152,6 +177,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                     this.read = 0;
                 }
                 return Poll::Ready(Ok(()));
+            }
+            if this.pause_while.as_ref().is_some_and(|pause| pause(cx)) {
+                return Poll::Pending;
             }
             let mut chunk = [0u8; 64 * 1024];
             let mut into = ReadBuf::new(&mut chunk);

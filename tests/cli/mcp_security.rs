@@ -398,9 +398,10 @@ impl Drop for RawServer {
     }
 }
 
-/// The server's resident memory may not pass this, whatever a client sends: it holds one
-/// message (at most `--max-script` and a quarter, plus 1 MiB) at a time per call in flight.
-const PEAK_RSS_BOUND_KIB: u64 = 400 * 1024;
+/// The server's resident memory may not pass this, whatever a client sends: it reads one line
+/// at a time, at most `--max-script` and a quarter plus 1 MiB, and holds at most `--max-runs` +
+/// `--max-queued` + 64 calls (measured: 28 MiB before the floods, 60 MiB after).
+const PEAK_RSS_BOUND_KIB: u64 = 256 * 1024;
 
 #[test]
 fn a_gigabyte_line_and_a_flood_of_calls_get_errors_and_the_server_stays_small() {
@@ -422,8 +423,6 @@ fn a_gigabyte_line_and_a_flood_of_calls_get_errors_and_the_server_stays_small() 
     assert_eq!(answer["id"], "huge", "{answer}");
     let said = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(said.contains("--max-script"), "{answer}");
-    let after_line = server.peak_rss_kib();
-    eprintln!("peak RSS after the line: {after_line} KiB");
 
     // 100,000 calls at once: each is answered, the ones past the queue with BUDGET_EXCEEDED.
     let calls = 100_000;

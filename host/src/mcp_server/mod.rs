@@ -5,6 +5,7 @@
 
 mod approval;
 mod http_auth;
+mod in_flight;
 mod live;
 mod render;
 mod request;
@@ -101,6 +102,8 @@ struct Inner {
     runs: Arc<Semaphore>,
     /// Calls waiting for a slot of `runs`.
     waiting: std::sync::atomic::AtomicUsize,
+    /// Every tool call held, in any state; the transports stop reading at its bound.
+    in_flight: Arc<in_flight::InFlight>,
     /// Runs in flight, cancelled at shutdown.
     live: LiveRuns,
     tools: Vec<McpTool>,
@@ -143,6 +146,9 @@ impl ForgeMcp {
                 catalog,
                 runs: Arc::new(Semaphore::new(options.max_runs.max(1))),
                 waiting: Default::default(),
+                in_flight: in_flight::InFlight::new(
+                    options.max_runs + options.max_queued + in_flight::SLACK,
+                ),
                 live: LiveRuns::default(),
                 options,
                 tools,
@@ -374,6 +380,11 @@ waiting (--max-queued); try again when one has ended",
         }
     }
 
+    /// The count of calls held, which the transports read and answer within.
+    fn in_flight(&self) -> Arc<in_flight::InFlight> {
+        self.inner.in_flight.clone()
+    }
+
     /// Cancels the runs in flight and waits (up to `within`) until every one has ended and is
     /// journaled, so that a server that stops leaves no run open.
     pub async fn shutdown(&self, within: std::time::Duration) {
@@ -534,6 +545,7 @@ message (a script may be up to --max-script, {} bytes)",
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _held = self.inner.in_flight.claim(&context.id);
         let bad = |message: String| ErrorData::invalid_params(message, None);
         let name = request.name.as_ref();
         let result = match name {
@@ -544,16 +556,19 @@ message (a script may be up to --max-script, {} bytes)",
                 } else {
                     Lang::JavaScript
                 };
-                self.run(lang, arguments, context).await
+                // Boxed, as below: the SDK spawns a task per request it reads, and a task is as
+                // large as its future's largest state, so a flood of unstarted calls would each
+                // hold a whole run's future.
+                Box::pin(self.run(lang, arguments, context)).await
             }
             "search_tools" => self.search(request::parse(name, request.arguments).map_err(bad)?),
             "get_run" => {
-                self.get_run(request::parse(name, request.arguments).map_err(bad)?)
-                    .await
+                let arguments = request::parse(name, request.arguments).map_err(bad)?;
+                Box::pin(self.get_run(arguments)).await
             }
             "resume_run" => {
                 let arguments = request::parse(name, request.arguments).map_err(bad)?;
-                self.resume(arguments, context).await
+                Box::pin(self.resume(arguments, context)).await
             }
             other => {
                 return Err(bad(format!(

@@ -13,6 +13,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::ForgeMcp;
 use super::http_auth::{BearerToken, require_token};
+use super::in_flight::InFlight;
 use super::tls::{PeerAddr, TlsFiles, TlsListener};
 use crate::error::{Error, ErrorCode};
 use crate::json_lines::{BoundedLines, Oversized};
@@ -42,7 +43,12 @@ pub async fn serve_stdio(server: ForgeMcp, max_message_bytes: usize) -> Result<(
         });
         Some(format!("{request}\n").into_bytes())
     };
-    let read = BoundedLines::new(read, max_message_bytes, Box::new(stand_in));
+    let (counting, waiting) = (server.in_flight(), server.in_flight());
+    let read = BoundedLines::new(read, max_message_bytes, Box::new(stand_in))
+        .on_line(Box::new(move |line: &[u8]| counting.read_line(line)))
+        .pause_while(Box::new(move |cx: &std::task::Context<'_>| {
+            waiting.full(cx)
+        }));
     let transport = AsyncRwTransport::new(read, write)
         // Never reached: the bounded reader has cut every line to the bound already.
         .with_max_line_length(max_message_bytes.saturating_add(1));
@@ -137,12 +143,15 @@ pub async fn serve_http(
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_max_request_body_bytes(options.max_message_bytes);
+    let in_flight = server.in_flight();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let mut router = axum::Router::new().route_service("/mcp", service);
+    let mut router = axum::Router::new().route_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(in_flight, within_bound),
+    );
     if let HttpAuth::Bearer(token) = &options.auth {
         router = router.layer(axum::middleware::from_fn_with_state(
             token.clone(),
@@ -171,6 +180,29 @@ pub async fn serve_http(
         }
     };
     served.map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))
+}
+
+/// Answers a request 503 (before its body is read) while the server holds as many calls as it
+/// may.
+async fn within_bound(
+    axum::extract::State(in_flight): axum::extract::State<Arc<InFlight>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if request.method() == axum::http::Method::POST && in_flight.at_bound() {
+        let mut response = (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "the server holds as many calls as it may (--max-runs and --max-queued); try again",
+        )
+            .into_response();
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        return response;
+    }
+    next.run(request).await
 }
 
 #[cfg(test)]
