@@ -22,6 +22,7 @@
 //! first effect (a `write`/`process`/`external` call, a state commit, a publication) is run
 //! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
 
+pub mod connect;
 mod journal_feed;
 mod names;
 mod ownership;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
+pub use connect::{NatsAuth, NatsError, NatsOptions, NatsTarget};
 pub use names::{DEFAULT_QUEUE, validate_queue};
 pub use wire::JournalEntry;
 
@@ -76,6 +78,7 @@ pub struct Cluster {
     journal: stream::Stream,
     /// The blob store's retention, as the store has it.
     blob_retention: Duration,
+    /// The server's URL as it is shown: no password or token in it.
     url: String,
 }
 
@@ -88,16 +91,11 @@ fn nats(what: &str, url: &str, error: impl std::fmt::Display) -> Error {
 }
 
 impl Cluster {
-    /// Connects to `url` (`nats://HOST:PORT`) and makes sure the streams, the bucket and the
-    /// object store exist.
-    pub async fn connect(url: &str, options: &QueueOptions) -> Result<Self, Error> {
-        let client = async_nats::ConnectOptions::new()
-            .name("forge-host")
-            .connection_timeout(Duration::from_secs(5))
-            .request_timeout(Some(Duration::from_secs(10)))
-            .connect(url)
-            .await
-            .map_err(|e| nats("cannot connect", url, e))?;
+    /// Connects to `target` and makes sure the streams, the bucket and the object store exist.
+    pub async fn connect(target: &NatsTarget, options: &QueueOptions) -> Result<Self, Error> {
+        let client = target.connect().await?;
+        let shown = target.to_string();
+        let url = shown.as_str();
         let jetstream = jetstream::new(client.clone());
         let runs = jetstream
             .get_or_create_stream(stream::Config {
@@ -175,7 +173,7 @@ impl Cluster {
             owners,
             journal,
             blob_retention,
-            url: url.to_string(),
+            url: shown,
         })
     }
 
@@ -296,7 +294,7 @@ impl Cluster {
         Ok(entries)
     }
 
-    /// The URL it is connected to.
+    /// The URL it is connected to, as it may be shown (a password or token in it is `***`).
     pub fn url(&self) -> &str {
         &self.url
     }

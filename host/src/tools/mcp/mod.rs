@@ -261,6 +261,8 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
             Ok(Connection::new(spec, client, tools, Some((process, tail))))
         }
         Endpoint::Url(url) => {
+            // reqwest's TLS needs a crypto provider installed before its client is made.
+            crate::primitives::install_crypto_provider();
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_json_response_size(max_message)
                 .max_sse_event_size(max_message);
