@@ -173,14 +173,31 @@ mod tests {
 
     #[test]
     fn loopback_is_told_from_its_text_alone_and_secrets_do_not_show() {
-        for host in ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST."] {
+        for host in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "[::1]",
+            "localhost",
+            "LOCALHOST.",
+        ] {
             assert!(is_loopback_host(host), "{host}");
         }
-        for host in ["10.1.2.3", "0.0.0.0", "::", "[::ffff:10.0.0.1]", "example.com", "local"] {
+        for host in [
+            "10.1.2.3",
+            "0.0.0.0",
+            "::",
+            "[::ffff:10.0.0.1]",
+            "example.com",
+            "local",
+        ] {
             assert!(!is_loopback_host(host), "{host}");
         }
         assert!(is_loopback_host("::ffff:127.0.0.1"));
-        assert_eq!(percent_decode("p%40ss%3Aw%2Fd").as_deref(), Some("p@ss:w/d"));
+        assert_eq!(
+            percent_decode("p%40ss%3Aw%2Fd").as_deref(),
+            Some("p@ss:w/d")
+        );
         assert_eq!(percent_decode("%ff"), None);
         let secret = Secret::new("hunter2");
         assert_eq!(format!("{secret:?}"), "Secret(***)");

@@ -13,7 +13,12 @@ pub struct NatsFlags {
     /// The NATS server with JetStream: nats://[USER:PASSWORD@|TOKEN@]HOST[:PORT], or tls://...
     /// for TLS (the user, password and token percent-encoded). A password or token belongs in
     /// FORGE_HOST_NATS, not on the command line, where `ps` shows it
-    #[arg(long, value_name = "URL", env = "FORGE_HOST_NATS", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FORGE_HOST_NATS",
+        hide_env_values = true
+    )]
     pub nats: Option<String>,
     /// A NATS credentials file (.creds: a user JWT and its NKey seed)
     #[arg(long, value_name = "FILE", env = "FORGE_HOST_NATS_CREDS")]
@@ -79,7 +84,9 @@ impl NatsFlags {
         let url = match self.nats.as_deref() {
             None => return Ok(None),
             Some(FROM_ENVIRONMENT) => std::env::var("FORGE_HOST_NATS").map_err(|_| {
-                Error::invalid_input("a bare --nats takes the URL from FORGE_HOST_NATS, which is not set")
+                Error::invalid_input(
+                    "a bare --nats takes the URL from FORGE_HOST_NATS, which is not set",
+                )
             })?,
             Some(url) => url.to_string(),
         };

@@ -227,7 +227,8 @@ pub(super) fn script(args: &ScriptArgs<'_>, max_bytes: u64) -> Result<(String, S
             file.display()
         )));
     }
-    let unreadable = |e: std::io::Error| Error::invalid_input(format!("cannot read {}: {e}", file.display()));
+    let unreadable =
+        |e: std::io::Error| Error::invalid_input(format!("cannot read {}: {e}", file.display()));
     let mut source = Vec::new();
     std::fs::File::open(file)
         .and_then(|f| f.take(max_bytes.saturating_add(1)).read_to_end(&mut source))

@@ -19,7 +19,12 @@ pub struct StateFlags {
     /// Keep session state in etcd instead of the data directory, shared by every forge-host
     /// that names the same place: etcd://[USER@]ENDPOINT[,ENDPOINT...][/PREFIX], ENDPOINT
     /// [http://|https://]HOST:PORT (PREFIX defaults to forge-host)
-    #[arg(long = "state", value_name = "URL", env = "FORGE_HOST_STATE", hide_env_values = true)]
+    #[arg(
+        long = "state",
+        value_name = "URL",
+        env = "FORGE_HOST_STATE",
+        hide_env_values = true
+    )]
     pub state: Option<String>,
     /// PEM certificates of the authorities that sign the etcd members' certificates (for
     /// https:// endpoints) [default: the system's]

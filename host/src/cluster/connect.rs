@@ -65,15 +65,15 @@ pub enum NatsAuth {
 #[non_exhaustive]
 pub enum NatsError {
     /// The URL does not parse (the URL is not quoted: it may hold a password).
-    #[error(
-        "the NATS URL is not nats://[USER:PASSWORD@|TOKEN@]HOST[:PORT] or tls://...: {why}"
-    )]
+    #[error("the NATS URL is not nats://[USER:PASSWORD@|TOKEN@]HOST[:PORT] or tls://...: {why}")]
     BadUrl {
         /// What is wrong with it.
         why: String,
     },
     /// Two ways to show credentials at once.
-    #[error("{url}: give credentials one way: a user and password or a token in the URL, or --nats-creds")]
+    #[error(
+        "{url}: give credentials one way: a user and password or a token in the URL, or --nats-creds"
+    )]
     TwoCredentials {
         /// The redacted URL.
         url: String,
@@ -101,7 +101,9 @@ pub enum NatsError {
         url: String,
     },
     /// The server refused the credentials shown.
-    #[error("NATS at {url} refused the credentials ({shown}): check the user and password, the token or --nats-creds")]
+    #[error(
+        "NATS at {url} refused the credentials ({shown}): check the user and password, the token or --nats-creds"
+    )]
     Refused {
         /// The redacted URL.
         url: String,
@@ -112,7 +114,9 @@ pub enum NatsError {
         source: async_nats::ConnectError,
     },
     /// The TLS handshake failed.
-    #[error("the TLS handshake with NATS at {url} failed (--nats-ca must name the authority that signed the server's certificate; a server that verifies clients needs --nats-cert and --nats-key)")]
+    #[error(
+        "the TLS handshake with NATS at {url} failed (--nats-ca must name the authority that signed the server's certificate; a server that verifies clients needs --nats-cert and --nats-key)"
+    )]
     Tls {
         /// The redacted URL.
         url: String,
@@ -381,10 +385,7 @@ mod tests {
     fn credentials_leave_the_url_and_its_text_shows_none() {
         let with_password = target("nats://alice:p%40ss:w@127.0.0.1:4333").expect("parse");
         assert_eq!(with_password.url, "nats://127.0.0.1:4333");
-        assert_eq!(
-            with_password.to_string(),
-            "nats://alice:***@127.0.0.1:4333"
-        );
+        assert_eq!(with_password.to_string(), "nats://alice:***@127.0.0.1:4333");
         match with_password.auth() {
             NatsAuth::UserPassword { user, password } => {
                 assert_eq!((user.as_str(), password.expose()), ("alice", "p@ss:w"));
@@ -395,8 +396,16 @@ mod tests {
         let token = target("tls://s3cr3t@localhost").expect("parse");
         assert_eq!(token.to_string(), "tls://***@localhost:4222");
         assert!(token.uses_tls());
-        assert_eq!(target("127.0.0.1").expect("bare").url, "nats://127.0.0.1:4222");
-        for bad in ["http://h:1", "nats://:pw@h:1", "nats://h:1/x", "nats://h:99999"] {
+        assert_eq!(
+            target("127.0.0.1").expect("bare").url,
+            "nats://127.0.0.1:4222"
+        );
+        for bad in [
+            "http://h:1",
+            "nats://:pw@h:1",
+            "nats://h:1/x",
+            "nats://h:99999",
+        ] {
             let error = target(bad).expect_err(bad);
             assert!(!error.to_string().contains("pw"), "{error}");
         }
@@ -407,10 +416,21 @@ mod tests {
         let error = target("nats://u:secret@10.1.2.3:4222").expect_err("refused");
         assert_eq!(error.code(), ErrorCode::InvalidInput);
         let text = error.to_string();
-        assert!(text.contains("--insecure") && !text.contains("secret"), "{text}");
-        assert!(target("nats://nats.example.com").is_err(), "a name is not looked up");
+        assert!(
+            text.contains("--insecure") && !text.contains("secret"),
+            "{text}"
+        );
+        assert!(
+            target("nats://nats.example.com").is_err(),
+            "a name is not looked up"
+        );
         assert!(target("tls://10.1.2.3:4222").is_ok());
-        assert!(target("nats://[::1]:4222").expect("v6").exposure_warning().is_none());
+        assert!(
+            target("nats://[::1]:4222")
+                .expect("v6")
+                .exposure_warning()
+                .is_none()
+        );
         let allowed = NatsTarget::new(
             "nats://u:secret@10.1.2.3:4222",
             NatsOptions {
@@ -420,7 +440,10 @@ mod tests {
         )
         .expect("insecure");
         let warning = allowed.exposure_warning().expect("warned");
-        assert!(warning.contains("in clear") && !warning.contains("secret"), "{warning}");
+        assert!(
+            warning.contains("in clear") && !warning.contains("secret"),
+            "{warning}"
+        );
     }
 
     #[test]
@@ -460,6 +483,9 @@ mod tests {
                 ..NatsOptions::default()
             },
         );
-        assert!(matches!(garbled, Err(NatsError::File { .. })), "{garbled:?}");
+        assert!(
+            matches!(garbled, Err(NatsError::File { .. })),
+            "{garbled:?}"
+        );
     }
 }

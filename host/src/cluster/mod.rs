@@ -22,6 +22,7 @@
 //! first effect (a `write`/`process`/`external` call, a state commit, a publication) is run
 //! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
 
+mod bounds;
 pub mod connect;
 mod journal_feed;
 mod names;
@@ -235,14 +236,30 @@ impl Cluster {
 
     /// The bytes stored under `sha256`, checked.
     async fn get_blob(&self, sha256: &str) -> Result<Vec<u8>, Error> {
+        self.get_blob_sized(sha256, None).await
+    }
+
+    /// The bytes stored under `sha256`, checked; with `size`, refused unless the store holds
+    /// exactly that many, and never more than that is read (a request's declared sizes bound
+    /// what a worker holds).
+    async fn get_blob_sized(&self, sha256: &str, size: Option<u64>) -> Result<Vec<u8>, Error> {
         use tokio::io::AsyncReadExt;
-        let mut object = self
+        let object = self
             .blobs
             .get(names::blob(sha256))
             .await
             .map_err(|e| nats(&format!("blob {sha256}"), &self.url, e))?;
-        let mut bytes = Vec::new();
+        let stored = object.info().size as u64;
+        if let Some(size) = size
+            && stored != size
+        {
+            return Err(Error::invalid_input(format!(
+                "blob {sha256} holds {stored} bytes, not the {size} its request declares"
+            )));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(stored.min(1 << 20)).unwrap_or(0));
         object
+            .take(size.map_or(u64::MAX, |size| size.saturating_add(1)))
             .read_to_end(&mut bytes)
             .await
             .map_err(|e| nats(&format!("reading blob {sha256}"), &self.url, e))?;

@@ -58,9 +58,28 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     names::validate_queue(&submission.queue)?;
     crate::kernel::validate_session(&submission.session)?;
     submission.limits.validate()?;
+    // Refused before anything is uploaded, as `run` refuses it before anything runs.
+    crate::kernel::check_script_size(
+        submission.source.len() as u64,
+        submission.limits.max_script_bytes,
+    )?;
     // Refused before anything runs, as `run` refuses it: files there would be replaced.
     if let Some(out) = &submission.out_dir {
         files::check_destination(out)?;
+    }
+    // The inputs' total is checked before any is read or uploaded, as `run` checks it.
+    let mut files = Vec::new();
+    for input in &submission.inputs {
+        files.extend(input_files(input)?);
+    }
+    let total = files.iter().fold(0u64, |sum, (_, file)| {
+        sum.saturating_add(std::fs::metadata(file).map_or(0, |meta| meta.len()))
+    });
+    if total > submission.limits.max_input_bytes {
+        return Err(Error::invalid_input(format!(
+            "the inputs hold {total} bytes together, over --max-input of {} bytes",
+            submission.limits.max_input_bytes
+        )));
     }
     let script_text =
         (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
@@ -69,18 +88,16 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         None => cluster.put_blob(submission.source.as_bytes()).await?,
     };
     let mut inputs = Vec::new();
-    for input in &submission.inputs {
-        for (path, file) in input_files(input)? {
-            let bytes = std::fs::read(&file).map_err(|e| {
-                Error::invalid_input(format!("cannot read input {}: {e}", file.display()))
-            })?;
-            let sha256 = cluster.put_blob(&bytes).await?;
-            inputs.push(FileRef {
-                path,
-                sha256,
-                size: bytes.len() as u64,
-            });
-        }
+    for (path, file) in files {
+        let bytes = std::fs::read(&file).map_err(|e| {
+            Error::invalid_input(format!("cannot read input {}: {e}", file.display()))
+        })?;
+        let sha256 = cluster.put_blob(&bytes).await?;
+        inputs.push(FileRef {
+            path,
+            sha256,
+            size: bytes.len() as u64,
+        });
     }
     let id = format!("s{}", crate::kernel::new_execution_id());
     let message = RunMessage {

@@ -205,13 +205,12 @@ impl Gateway {
         let mut builder = reqwest::Client::builder().timeout(REQUEST_TIMEOUT);
         if let Some(ca) = &access.ca {
             let pem = read_pem(ca, "--etcd-ca")?;
-            let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                EtcdConfigError::File {
+            let roots =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| EtcdConfigError::File {
                     what: "--etcd-ca",
                     path: ca.clone(),
                     why: format!("not PEM certificates: {e}"),
-                }
-            })?;
+                })?;
             builder = builder.tls_certs_only(roots);
         }
         if let (Some(cert), Some(key)) = (&access.cert, &access.key) {
@@ -228,7 +227,11 @@ impl Gateway {
         }
         let http = builder.build().map_err(|e| EtcdConfigError::File {
             what: "the TLS settings of",
-            path: access.ca.clone().or(access.cert.clone()).unwrap_or_default(),
+            path: access
+                .ca
+                .clone()
+                .or(access.cert.clone())
+                .unwrap_or_default(),
             why: e.to_string(),
         })?;
         let auth = match (&location.user, &location.password) {

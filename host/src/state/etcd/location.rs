@@ -27,7 +27,11 @@ pub struct Endpoint {
 impl Endpoint {
     /// `http://HOST:PORT` or `https://HOST:PORT`.
     pub fn url(&self) -> String {
-        format!("{}://{}", if self.tls { "https" } else { "http" }, self.address)
+        format!(
+            "{}://{}",
+            if self.tls { "https" } else { "http" },
+            self.address
+        )
     }
 
     /// Its host, as written.
@@ -166,7 +170,8 @@ impl EtcdLocation {
                     Some((user, password)) => (user, Some(password)),
                     None => (&rest[..at], None),
                 };
-                let user = percent_decode(user).ok_or_else(|| bad("the user is not UTF-8".into()))?;
+                let user =
+                    percent_decode(user).ok_or_else(|| bad("the user is not UTF-8".into()))?;
                 let password = password
                     .map(|p| {
                         percent_decode(p).ok_or_else(|| bad("the password is not UTF-8".into()))
@@ -190,7 +195,7 @@ impl EtcdLocation {
             };
             let end = after.find([',', '/']).unwrap_or(after.len());
             let address = after[..end].trim();
-            let port = address.rsplit_once(':').map(|(host, port)| (host, port));
+            let port = address.rsplit_once(':');
             match port {
                 Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
                 _ if address.is_empty() => {
@@ -322,7 +327,13 @@ mod tests {
         assert_eq!(location.endpoints.len(), 2);
         assert_eq!(location.prefix, "team/x");
         assert_eq!(location.to_string(), "etcd://a:1,b:2/team/x");
-        for bad in ["http://a:1", "etcd://", "etcd://host", "etcd://host:port/x", "etcd://@h:1"] {
+        for bad in [
+            "http://a:1",
+            "etcd://",
+            "etcd://host",
+            "etcd://host:port/x",
+            "etcd://@h:1",
+        ] {
             assert!(EtcdLocation::parse(bad).is_err(), "{bad}");
         }
     }
@@ -332,10 +343,16 @@ mod tests {
         let text = "etcd://al%40ce:p%40ss@w@https://127.0.0.1:2379,https://[::1]:2380/team";
         let location = EtcdLocation::parse(text).expect("parse");
         assert_eq!(location.user.as_deref(), Some("al@ce"));
-        assert_eq!(location.password.as_ref().map(Secret::expose), Some("p@ss@w"));
+        assert_eq!(
+            location.password.as_ref().map(Secret::expose),
+            Some("p@ss@w")
+        );
         assert_eq!(location.endpoints[1].host(), "[::1]");
         let shown = location.to_string();
-        assert_eq!(shown, "etcd://al%40ce@https://127.0.0.1:2379,https://[::1]:2380/team");
+        assert_eq!(
+            shown,
+            "etcd://al%40ce@https://127.0.0.1:2379,https://[::1]:2380/team"
+        );
         assert!(!format!("{location:?}").contains("p@ss"));
         let reparsed = EtcdLocation::parse(&shown).expect("its own text parses");
         assert_eq!(reparsed.user, location.user);
@@ -361,7 +378,12 @@ mod tests {
             ..EtcdAccess::default()
         };
         let allowed = off.with_access(&insecure).expect("insecure");
-        assert!(allowed.exposure_warning().expect("warned").contains("10.1.2.3"));
+        assert!(
+            allowed
+                .exposure_warning()
+                .expect("warned")
+                .contains("10.1.2.3")
+        );
         let tls = EtcdLocation::parse("etcd://https://10.1.2.3:2379").expect("parse");
         assert!(tls.with_access(&EtcdAccess::default()).is_ok());
         let local = EtcdLocation::parse("etcd://localhost:2379").expect("parse");

@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::mpsc;
 
 pub use gateway::{Compare, EtcdError, Gateway, Write};
-pub use location::{DEFAULT_PREFIX, EtcdAccess, EtcdConfigError, EtcdLocation, Endpoint};
+pub use location::{DEFAULT_PREFIX, Endpoint, EtcdAccess, EtcdConfigError, EtcdLocation};
 
 use super::{Commit, CommitError, Entry, Snapshot, StateStore};
 
