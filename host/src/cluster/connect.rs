@@ -346,6 +346,7 @@ impl NatsTarget {
                     NatsError::Refused { url, shown, source }
                 }
                 async_nats::ConnectErrorKind::Tls => NatsError::Tls { url, source },
+                _ if failed_in_tls(&source) => NatsError::Tls { url, source },
                 _ => NatsError::Connect { url, source },
             }
         })
@@ -362,6 +363,23 @@ impl std::fmt::Display for NatsTarget {
             NatsAuth::None | NatsAuth::Creds { .. } => write!(f, "{scheme}://{rest}"),
         }
     }
+}
+
+/// Whether the failure was TLS's (a certificate not trusted or refused): async-nats reports
+/// those as I/O errors that wrap rustls's.
+fn failed_in_tls(error: &async_nats::ConnectError) -> bool {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = next {
+        let wrapped = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .is_some_and(|inner| inner.is::<rustls::Error>());
+        if wrapped || cause.is::<rustls::Error>() {
+            return true;
+        }
+        next = cause.source();
+    }
+    false
 }
 
 /// The text of `path`, or why not.

@@ -21,6 +21,9 @@ use super::location::{EtcdAccess, EtcdConfigError, EtcdLocation};
 use crate::error::ErrorCode;
 use crate::primitives::Secret;
 
+/// How much of a refusal in plain text a message quotes.
+const MAX_QUOTED: usize = 300;
+
 /// How long one request to etcd may take before it counts as unreachable.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -61,9 +64,30 @@ pub enum EtcdError {
     },
     /// etcd has authentication on, and the request had no credentials it takes.
     #[error(
-        "etcd at {endpoint} wants credentials ({message}): give --etcd-user with --etcd-password-file (or FORGE_HOST_ETCD_PASSWORD), or a client certificate (--etcd-cert, --etcd-key) etcd maps to a user"
+        "etcd at {endpoint} has authentication on and wants a user ({message}): give --etcd-user, with --etcd-password-file or FORGE_HOST_ETCD_PASSWORD"
     )]
     Unauthenticated {
+        /// The endpoint.
+        endpoint: String,
+        /// etcd's message.
+        message: String,
+    },
+    /// The user may not do what was asked.
+    #[error(
+        "etcd at {endpoint} refused: {message} (the user needs readwrite permission on the location's prefix)"
+    )]
+    Denied {
+        /// The endpoint.
+        endpoint: String,
+        /// etcd's message.
+        message: String,
+    },
+    /// etcd (3.4 and later) refuses a gateway request whose client certificate has a common
+    /// name while it verifies clients: the gateway could not pass that name on as the user.
+    #[error(
+        "etcd at {endpoint} refused the client certificate: {message} (etcd's JSON gateway, which forge-host uses, takes no user from a certificate: give --etcd-cert a certificate without a common name, and the user as --etcd-user with its password)"
+    )]
+    NamedClientCertificate {
         /// The endpoint.
         endpoint: String,
         /// etcd's message.
@@ -84,9 +108,10 @@ impl EtcdError {
     /// `ISOLATE_FAILURE`.
     pub fn code(&self) -> ErrorCode {
         match self {
-            EtcdError::AuthFailed { .. } | EtcdError::Unauthenticated { .. } => {
-                ErrorCode::InvalidInput
-            }
+            EtcdError::AuthFailed { .. }
+            | EtcdError::Unauthenticated { .. }
+            | EtcdError::Denied { .. }
+            | EtcdError::NamedClientCertificate { .. } => ErrorCode::InvalidInput,
             _ => ErrorCode::IsolateFailure,
         }
     }
@@ -395,19 +420,35 @@ impl Gateway {
                     continue;
                 }
             };
-            let answer: Value =
-                serde_json::from_slice(&bytes).map_err(|error| EtcdError::Malformed {
-                    endpoint: endpoint.clone(),
-                    detail: error.to_string(),
-                })?;
+            let parsed = serde_json::from_slice::<Value>(&bytes);
             if !status.is_success() {
-                let message = answer["message"]
-                    .as_str()
-                    .or_else(|| answer["error"].as_str())
-                    .unwrap_or("no message")
-                    .to_string();
+                // The gateway answers some refusals in plain text, not JSON.
+                let message = match &parsed {
+                    Ok(answer) => answer["message"]
+                        .as_str()
+                        .or_else(|| answer["error"].as_str())
+                        .unwrap_or("no message")
+                        .to_string(),
+                    Err(_) => crate::primitives::truncate_at(
+                        String::from_utf8_lossy(&bytes).trim(),
+                        MAX_QUOTED,
+                    )
+                    .to_string(),
+                };
                 if token.is_none() && wants_credentials(&message) {
                     return Err(EtcdError::Unauthenticated {
+                        endpoint: endpoint.clone(),
+                        message,
+                    });
+                }
+                if message.contains("permission denied") {
+                    return Err(EtcdError::Denied {
+                        endpoint: endpoint.clone(),
+                        message,
+                    });
+                }
+                if message.contains("CommonName of client") {
+                    return Err(EtcdError::NamedClientCertificate {
                         endpoint: endpoint.clone(),
                         message,
                     });
@@ -418,6 +459,10 @@ impl Gateway {
                     message,
                 });
             }
+            let answer = parsed.map_err(|error| EtcdError::Malformed {
+                endpoint: endpoint.clone(),
+                detail: error.to_string(),
+            })?;
             return Ok((endpoint.clone(), answer));
         }
         match last {
