@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::answers::{RangeAnswer, TxnAnswer, decode, parse};
 use super::location::{EtcdAccess, EtcdConfigError, EtcdLocation};
 use crate::error::ErrorCode;
 use crate::primitives::Secret;
@@ -496,99 +496,4 @@ fn read_pem(path: &std::path::Path, what: &'static str) -> Result<Vec<u8>, EtcdC
         path: path.to_path_buf(),
         why: e.to_string(),
     })
-}
-
-/// A 64-bit integer as the gateway writes it: a string (or, leniently, a number); absent is 0.
-#[derive(Debug, Default, Deserialize)]
-#[serde(untagged)]
-enum Int64 {
-    Text(String),
-    Number(u64),
-    #[default]
-    Absent,
-}
-
-impl Int64 {
-    fn get(&self, endpoint: &str) -> Result<u64, EtcdError> {
-        match self {
-            Int64::Text(text) => text.parse().map_err(|_| EtcdError::Malformed {
-                endpoint: endpoint.to_string(),
-                detail: format!("`{text}` is not a revision"),
-            }),
-            Int64::Number(number) => Ok(*number),
-            Int64::Absent => Ok(0),
-        }
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Header {
-    #[serde(default)]
-    revision: Int64,
-}
-
-#[derive(Debug, Deserialize)]
-struct RangeAnswer {
-    #[serde(default)]
-    header: Header,
-    #[serde(default)]
-    kvs: Vec<RangeKv>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RangeKv {
-    #[serde(default)]
-    key: String,
-    #[serde(default)]
-    value: String,
-    #[serde(default)]
-    mod_revision: Int64,
-}
-
-#[derive(Debug, Deserialize)]
-struct TxnAnswer {
-    #[serde(default)]
-    header: Header,
-    /// proto3 JSON leaves a false bool out.
-    #[serde(default)]
-    succeeded: bool,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(endpoint: &str, answer: Value) -> Result<T, EtcdError> {
-    serde_json::from_value(answer).map_err(|error| EtcdError::Malformed {
-        endpoint: endpoint.to_string(),
-        detail: error.to_string(),
-    })
-}
-
-fn decode(endpoint: &str, text: &str) -> Result<Vec<u8>, EtcdError> {
-    BASE64.decode(text).map_err(|error| EtcdError::Malformed {
-        endpoint: endpoint.to_string(),
-        detail: format!("bad base64: {error}"),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_parse_with_revisions_as_strings_and_defaults_left_out() {
-        let range: RangeAnswer = serde_json::from_value(json!({
-            "header": {"cluster_id": "1", "revision": "42"},
-            "kvs": [{"key": "YQ==", "value": "MQ==", "mod_revision": "7", "create_revision": "7"}],
-            "count": "1"
-        }))
-        .expect("range");
-        assert_eq!(range.header.revision.get("e").expect("rev"), 42);
-        assert_eq!(range.kvs[0].mod_revision.get("e").expect("rev"), 7);
-        assert_eq!(decode("e", &range.kvs[0].key).expect("key"), b"a");
-        let empty: RangeAnswer =
-            serde_json::from_value(json!({"header": {"revision": "3"}})).expect("empty");
-        assert!(empty.kvs.is_empty());
-        let failed: TxnAnswer =
-            serde_json::from_value(json!({"header": {"revision": "9"}})).expect("txn");
-        assert!(!failed.succeeded, "a false `succeeded` is left out");
-        assert!(Int64::Text("x".into()).get("e").is_err());
-    }
 }

@@ -16,6 +16,7 @@
 //! Keys: `PREFIX/state/<len>:<session>/<key>` (the session's byte length first, so that no
 //! session's keys are a prefix of another's) and `PREFIX/size/<len>:<session>`.
 
+mod answers;
 mod gateway;
 pub mod location;
 
