@@ -107,6 +107,14 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// The variables the command line takes secrets from (a NATS URL's password or token, an etcd
+/// location's or user's password): no process forge-host starts inherits them.
+pub const SECRET_VARIABLES: [&str; 3] = [
+    "FORGE_HOST_NATS",
+    "FORGE_HOST_STATE",
+    "FORGE_HOST_ETCD_PASSWORD",
+];
+
 /// Whether `host` (an IP address, `[v6]` or a name) names this machine's loopback interface:
 /// 127.0.0.0/8, `::1` (or `::ffff:127.x.y.z`), or the name `localhost`. No name is looked up:
 /// any other name counts as not loopback, whatever it would resolve to.
