@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use forge_host::cluster::submit::{Submission, enqueue};
-use forge_host::cluster::{Cluster, QueueOptions};
+use forge_host::cluster::{Cluster, NatsOptions, NatsTarget, QueueOptions};
 use forge_host::journal::RecordMode;
 use forge_host::limits::Limits;
 use forge_host::permissions::Policy;
@@ -88,7 +88,8 @@ fn submission(queue: &str) -> Submission {
 
 /// Runs per second of `RUNS` queued at once, after a warm-up.
 async fn throughput(url: &str, queue: &str) -> f64 {
-    let cluster = Cluster::connect(url, &QueueOptions::default())
+    let target = NatsTarget::new(url, NatsOptions::default()).expect("a loopback URL");
+    let cluster = Cluster::connect(&target, &QueueOptions::default())
         .await
         .expect("connect");
     for _ in 0..20 {
@@ -113,7 +114,8 @@ async fn throughput(url: &str, queue: &str) -> f64 {
 
 /// p50 of one queued run at a time, submit to report, in milliseconds.
 async fn latency(url: &str, queue: &str) -> f64 {
-    let cluster = Cluster::connect(url, &QueueOptions::default())
+    let target = NatsTarget::new(url, NatsOptions::default()).expect("a loopback URL");
+    let cluster = Cluster::connect(&target, &QueueOptions::default())
         .await
         .expect("connect");
     let mut times = Vec::new();

@@ -1,5 +1,6 @@
-//! Small building blocks every layer uses: sha256 digests, UTC timestamps, atomic file writes and
-//! cutting text at a character boundary. It imports nothing from the crate, so any module may use
+//! Small building blocks every layer uses: sha256 digests, UTC timestamps, atomic file writes,
+//! cutting text at a character boundary, secrets that never print, and telling a loopback
+//! address from its text. It imports nothing from the crate, so any module may use
 //! it: it sits at the bottom of the layers (ARCHITECTURE.md).
 
 use std::io::Write;
@@ -83,6 +84,75 @@ pub fn fault_point(name: &str) {
     }
 }
 
+/// A password, token or key seed. Its `Debug` shows `***`, and it has no `Display`: a message
+/// or log line that formats one shows nothing of it. [`Secret::expose`] is the one way to read it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Secret(text.into())
+    }
+
+    /// The secret itself, for the one call that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// The variables the command line takes secrets from (a NATS URL's password or token, an etcd
+/// location's or user's password): no process forge-host starts inherits them.
+pub const SECRET_VARIABLES: [&str; 3] = [
+    "FORGE_HOST_NATS",
+    "FORGE_HOST_STATE",
+    "FORGE_HOST_ETCD_PASSWORD",
+];
+
+/// Whether `host` (an IP address, `[v6]` or a name) names this machine's loopback interface:
+/// 127.0.0.0/8, `::1` (or `::ffff:127.x.y.z`), or the name `localhost`. No name is looked up:
+/// any other name counts as not loopback, whatever it would resolve to.
+pub fn is_loopback_host(host: &str) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(std::net::IpAddr::V6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => {
+            let name = bare.strip_suffix('.').unwrap_or(bare);
+            name.eq_ignore_ascii_case("localhost")
+        }
+    }
+}
+
+/// Makes rustls's `ring` provider the process's default, once: the TLS clients (reqwest's,
+/// async-nats's) use it. Idempotent, and harmless when an embedder installed another first.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// `text` with its `%XX` escapes decoded (as a URL's user, password or token is written);
+/// `None` when the bytes are not UTF-8.
+pub fn percent_decode(text: &str) -> Option<String> {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .ok()
+        .map(|decoded| decoded.into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -107,6 +177,39 @@ mod tests {
         assert_eq!(truncate_at("héllo", 2), "h", "never inside a character");
         assert_eq!(truncate_at("héllo", 3), "hé");
         assert_eq!(truncate_at("abc", 10), "abc");
+    }
+
+    #[test]
+    fn loopback_is_told_from_its_text_alone_and_secrets_do_not_show() {
+        for host in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "[::1]",
+            "localhost",
+            "LOCALHOST.",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "10.1.2.3",
+            "0.0.0.0",
+            "::",
+            "[::ffff:10.0.0.1]",
+            "example.com",
+            "local",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+        assert!(is_loopback_host("::ffff:127.0.0.1"));
+        assert_eq!(
+            percent_decode("p%40ss%3Aw%2Fd").as_deref(),
+            Some("p@ss:w/d")
+        );
+        assert_eq!(percent_decode("%ff"), None);
+        let secret = Secret::new("hunter2");
+        assert_eq!(format!("{secret:?}"), "Secret(***)");
+        assert_eq!(secret.expose(), "hunter2");
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub struct KeyPair {
     pub key: PathBuf,
 }
 
+/// The names a server certificate is good for: loopback only.
+const LOOPBACK_NAMES: &str = "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost";
+
 /// A throwaway certificate authority in a folder of its own, removed when dropped.
 pub struct TestCa {
     dir: tempfile::TempDir,
@@ -70,20 +73,35 @@ impl TestCa {
 
     /// A server certificate for `127.0.0.1`, `::1` and `localhost`, signed by this authority.
     pub fn server(&self, name: &str) -> KeyPair {
+        self.issue(name, &format!("/CN={name}"), "serverAuth", LOOPBACK_NAMES)
+    }
+
+    /// A certificate for an etcd member on loopback: a server's that is a client's too, since
+    /// etcd's JSON gateway shows it when it connects to its own member (a member that verifies
+    /// clients refuses it otherwise).
+    pub fn member(&self, name: &str) -> KeyPair {
         self.issue(
             name,
-            "serverAuth",
-            "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
+            &format!("/CN={name}"),
+            "serverAuth,clientAuth",
+            LOOPBACK_NAMES,
         )
     }
 
     /// A client certificate whose common name is `user` (etcd takes it as the user name).
     #[allow(dead_code, reason = "for the cluster's mutual-TLS tests")]
     pub fn client(&self, user: &str) -> KeyPair {
-        self.issue(user, "clientAuth", "")
+        self.issue(user, &format!("/CN={user}"), "clientAuth", "")
     }
 
-    fn issue(&self, name: &str, usage: &str, alt_names: &str) -> KeyPair {
+    /// A client certificate with no common name (subject `O=label`): etcd 3.4's JSON gateway
+    /// refuses one with a common name when the member verifies clients, since it could not pass
+    /// the name on as the user.
+    pub fn anonymous_client(&self, label: &str) -> KeyPair {
+        self.issue(label, &format!("/O={label}"), "clientAuth", "")
+    }
+
+    fn issue(&self, name: &str, subject: &str, usage: &str, alt_names: &str) -> KeyPair {
         let at = self.dir.path();
         let extensions = format!(
             "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n\
@@ -106,7 +124,7 @@ extendedKeyUsage={usage}\n{alt_names}\n"
                 "ec_paramgen_curve:prime256v1",
                 "-nodes",
                 "-subj",
-                &format!("/CN={name}"),
+                subject,
                 "-keyout",
                 &key,
                 "-out",

@@ -20,7 +20,81 @@ pub struct EtcdServer {
     /// `127.0.0.1:PORT` of its client port.
     pub address: String,
     data: PathBuf,
+    config: EtcdConfig,
+    /// Every line it has written to stderr.
+    log: Log,
     _dir: tempfile::TempDir,
+}
+
+/// How a test etcd serves clients: plain HTTP by default.
+#[derive(Clone, Default)]
+pub struct EtcdConfig {
+    /// TLS on the client port with this certificate (which etcd's JSON gateway also shows
+    /// when it connects to the member itself: give it client use too, `TestCa::member`).
+    pub tls: Option<crate::certs::KeyPair>,
+    /// Clients must show a certificate this authority signed (`--client-cert-auth`).
+    pub client_ca: Option<PathBuf>,
+    /// `--auth-token-ttl`: seconds an unused simple token lives.
+    pub token_ttl: Option<u32>,
+}
+
+/// The lines a server wrote to stderr, as they come.
+#[derive(Clone, Default)]
+pub struct Log(std::sync::Arc<(std::sync::Mutex<Vec<String>>, std::sync::Condvar)>);
+
+impl Log {
+    fn push(&self, line: String) {
+        let (lines, more) = &*self.0;
+        if let Ok(mut lines) = lines.lock() {
+            lines.push(line);
+        }
+        more.notify_all();
+    }
+
+    /// How many lines there are so far: a mark to wait for later ones from.
+    pub fn mark(&self) -> usize {
+        self.0.0.lock().map(|lines| lines.len()).unwrap_or(0)
+    }
+
+    /// Waits (within a minute) for a line after `mark` that holds every one of `needles`, and
+    /// returns its number.
+    pub fn wait_for(&self, mark: usize, needles: &[&str]) -> usize {
+        let (lines, more) = &*self.0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut lines = lines.lock().expect("log");
+        loop {
+            if let Some(at) = lines
+                .iter()
+                .enumerate()
+                .skip(mark)
+                .find(|(_, line)| needles.iter().all(|n| line.contains(n)))
+                .map(|(at, _)| at)
+            {
+                return at;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                !left.is_zero(),
+                "no line with {needles:?} after line {mark}:\n{}",
+                lines.join("\n")
+            );
+            lines = more.wait_timeout(lines, left).expect("log").0;
+        }
+    }
+
+    /// Whether a line after `mark` holds every one of `needles`.
+    pub fn has(&self, mark: usize, needles: &[&str]) -> bool {
+        self.0
+            .0
+            .lock()
+            .map(|lines| {
+                lines
+                    .iter()
+                    .skip(mark)
+                    .any(|line| needles.iter().all(|n| line.contains(n)))
+            })
+            .unwrap_or(false)
+    }
 }
 
 /// A loopback port nothing listens on now (etcd's JSON gateway needs a concrete client port).
@@ -34,6 +108,11 @@ fn free_port() -> u16 {
 impl EtcdServer {
     /// Starts one on a free loopback port.
     pub fn start() -> Self {
+        Self::start_with(EtcdConfig::default())
+    }
+
+    /// Starts one on a free loopback port, serving clients as `config` says.
+    pub fn start_with(config: EtcdConfig) -> Self {
         assert!(
             std::path::Path::new(ETCD).exists(),
             "{ETCD} is missing: `cargo xtask test` installs Debian's etcd-server"
@@ -48,13 +127,31 @@ impl EtcdServer {
             })
             .expect("tempdir");
         let data = dir.path().join("data");
-        let (child, address) = Self::spawn(&data, free_port());
+        let log = Log::default();
+        let (child, address) = Self::spawn(&data, free_port(), &config, &log);
         EtcdServer {
             child,
             address,
             data,
+            config,
+            log,
             _dir: dir,
         }
+    }
+
+    /// What it has written to stderr.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// Its client URL: `http://ADDRESS` or `https://ADDRESS`.
+    pub fn client_url(&self) -> String {
+        let scheme = if self.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
     }
 
     /// `etcd://ADDRESS/PREFIX`.
@@ -62,8 +159,13 @@ impl EtcdServer {
         format!("etcd://{}/{prefix}", self.address)
     }
 
-    fn spawn(data: &std::path::Path, port: u16) -> (Child, String) {
-        let client = format!("http://127.0.0.1:{port}");
+    fn spawn(data: &std::path::Path, port: u16, config: &EtcdConfig, log: &Log) -> (Child, String) {
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let client = format!("{scheme}://127.0.0.1:{port}");
         let mut command = Command::new(ETCD);
         // etcd reads ETCD_* variables as flags.
         for (name, _) in std::env::vars_os() {
@@ -95,19 +197,47 @@ impl EtcdServer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        if let Some(tls) = &config.tls {
+            command
+                .arg("--cert-file")
+                .arg(&tls.cert)
+                .arg("--key-file")
+                .arg(&tls.key);
+        }
+        if let Some(ca) = &config.client_ca {
+            command
+                .arg("--client-cert-auth")
+                .arg("--trusted-ca-file")
+                .arg(ca);
+        }
+        if let Some(ttl) = config.token_ttl {
+            command.args([
+                "--auth-token",
+                "simple",
+                "--auth-token-ttl",
+                &ttl.to_string(),
+            ]);
+        }
         let mut child = command.spawn().expect("start etcd");
         let stderr = child.stderr.take().expect("stderr");
         let (ready, said) = mpsc::channel();
+        let serving = if config.tls.is_some() {
+            "serving client traffic securely"
+        } else {
+            "serving client traffic insecurely"
+        };
+        let log = log.clone();
         // Reads every line, so the pipe never fills; says once when clients are served.
         std::thread::spawn(move || {
             let mut lines = Vec::new();
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("serving client traffic insecurely") {
+                if line.contains(serving) {
                     let _ = ready.send(Ok(()));
                 }
                 if lines.len() < 200 {
-                    lines.push(line);
+                    lines.push(line.clone());
                 }
+                log.push(line);
             }
             let _ = ready.send(Err(lines.join("\n")));
         });
@@ -134,7 +264,7 @@ impl EtcdServer {
             .rsplit_once(':')
             .and_then(|(_, port)| port.parse().ok())
             .expect("port");
-        let (child, _) = Self::spawn(&self.data, port);
+        let (child, _) = Self::spawn(&self.data, port, &self.config, &self.log);
         self.child = child;
     }
 }
@@ -153,12 +283,42 @@ pub struct NatsServer {
     child: Child,
     /// `nats://127.0.0.1:PORT`.
     pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub address: String,
     _dir: tempfile::TempDir,
 }
 
 impl NatsServer {
     /// Starts one with JetStream on a port it picks itself.
     pub fn start() -> Self {
+        Self::launch(|dir| {
+            let mut args: Vec<std::ffi::OsString> = ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"]
+                .map(Into::into)
+                .to_vec();
+            args.push(dir.as_os_str().to_owned());
+            args
+        })
+    }
+
+    /// Starts one with JetStream on a loopback port it picks itself and `config` (the text of
+    /// a nats-server configuration file: TLS, users, an operator) besides.
+    pub fn start_with(config: &str) -> Self {
+        Self::launch(|dir| {
+            let file = dir.join("nats.conf");
+            let store = dir.join("jetstream");
+            std::fs::write(
+                &file,
+                format!(
+                    "listen: 127.0.0.1:-1\njetstream {{ store_dir: {:?} }}\n{config}\n",
+                    store.display().to_string()
+                ),
+            )
+            .expect("write nats.conf");
+            vec!["-c".into(), file.into_os_string()]
+        })
+    }
+
+    fn launch(args: impl FnOnce(&std::path::Path) -> Vec<std::ffi::OsString>) -> Self {
         assert!(
             std::path::Path::new(NATS_SERVER).exists(),
             "{NATS_SERVER} is missing: `cargo xtask test` installs Debian's nats-server"
@@ -168,8 +328,7 @@ impl NatsServer {
             .tempdir()
             .expect("tempdir");
         let mut child = Command::new(NATS_SERVER)
-            .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
-            .arg(dir.path())
+            .args(args(dir.path()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -178,17 +337,17 @@ impl NatsServer {
         let stderr = child.stderr.take().expect("stderr");
         let (ready, said) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut url = None;
+            let mut address = None;
             let mut lines = Vec::new();
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(at) = line.find("Listening for client connections on ") {
-                    let address = line[at + "Listening for client connections on ".len()..].trim();
-                    url = Some(format!("nats://{address}"));
+                    let found = line[at + "Listening for client connections on ".len()..].trim();
+                    address = Some(found.to_string());
                 }
                 if line.contains("Server is ready")
-                    && let Some(url) = url.take()
+                    && let Some(address) = address.take()
                 {
-                    let _ = ready.send(Ok(url));
+                    let _ = ready.send(Ok(address));
                 }
                 if lines.len() < 200 {
                     lines.push(line);
@@ -197,9 +356,10 @@ impl NatsServer {
             let _ = ready.send(Err(lines.join("\n")));
         });
         match said.recv_timeout(READY_WITHIN) {
-            Ok(Ok(url)) => NatsServer {
+            Ok(Ok(address)) => NatsServer {
                 child,
-                url,
+                url: format!("nats://{address}"),
+                address,
                 _dir: dir,
             },
             Ok(Err(log)) => panic!("nats-server ended before it was ready:\n{log}"),

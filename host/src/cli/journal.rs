@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::DataDirArgs;
+use super::nats_flags::{InsecureFlag, NatsFlags};
 use forge_host::error::Error;
 use forge_host::journal::{ExecutionRecord, ExecutionState, Journal, ListFilter};
 
@@ -13,6 +14,7 @@ use forge_host::journal::{ExecutionRecord, ExecutionState, Journal, ListFilter};
 #[derive(Debug, clap::Subcommand)]
 pub enum JournalCommand {
     /// Executions, most recent first
+    #[command(mut_arg("nats", super::nats_flags::opt_in))]
     List {
         /// Only this session
         #[arg(long, value_name = "NAME")]
@@ -27,10 +29,12 @@ pub enum JournalCommand {
         /// One JSON array
         #[arg(long)]
         json: bool,
-        /// The merged journal of the workers of this NATS server (`forge-host worker`)
-        /// instead of this data directory's; each record names its `worker`
-        #[arg(long, value_name = "URL")]
-        nats: Option<String>,
+        // --nats: the merged journal of the workers of a NATS server (`forge-host worker`)
+        // instead of this data directory's; each record names its `worker`.
+        #[command(flatten)]
+        nats: NatsFlags,
+        #[command(flatten)]
+        insecure: InsecureFlag,
     },
     /// One execution and its nested calls
     Show {
@@ -118,10 +122,12 @@ pub async fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<
             status,
             limit,
             json,
-            nats: Some(url),
-        } => {
+            nats,
+            insecure,
+        } if nats.nats.is_some() => {
+            let target = nats.required(insecure)?;
             let cluster = forge_host::cluster::Cluster::connect(
-                &url,
+                &target,
                 &forge_host::cluster::QueueOptions::default(),
             )
             .await?;
@@ -161,7 +167,7 @@ pub async fn run(data: &DataDirArgs, command: JournalCommand) -> anyhow::Result<
             status,
             limit,
             json,
-            nats: None,
+            ..
         } => {
             let records = journal
                 .list(&ListFilter {

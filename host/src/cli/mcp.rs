@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
@@ -29,7 +30,8 @@ forge-host mcp --http 0.0.0.0:8808 --tls-cert cert.pem --tls-key key.pem --token
 forge-host mcp --workspace ./data   # clients may name files under ./data as inputs\n  \
 forge-host mcp --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem ./data' --allow-write\n  \
 forge-host mcp --workspace ./data --ask\n\n\
-In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}"
+In an agent's config:\n  {\"mcpServers\": {\"forge\": {\"command\": \"forge-host\", \"args\": [\"mcp\"]}}}",
+    mut_arg("nats", super::nats_flags::opt_in)
 )]
 pub struct McpArgs {
     /// Serve Streamable HTTP at http://ADDRESS/mcp instead of stdio: HOST:PORT, or a bare PORT
@@ -88,10 +90,11 @@ pub struct McpArgs {
     pub gate: GateFlags,
     #[command(flatten)]
     pub state: StateFlags,
-    /// Hand runs to the workers of this NATS server (`forge-host worker`) instead of running
-    /// them here; the limit and gate flags still bound what a client may ask
-    #[arg(long, value_name = "URL")]
-    pub nats: Option<String>,
+    // --nats: hand runs to the workers of a NATS server instead of running them here.
+    #[command(flatten)]
+    pub nats: NatsFlags,
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
     /// With --nats: the queue runs go to
     #[arg(long, value_name = "NAME", default_value = forge_host::cluster::DEFAULT_QUEUE)]
     pub queue: String,
@@ -126,6 +129,8 @@ fn http_address(text: &str) -> Result<SocketAddr, String> {
 
 /// Runs `forge-host mcp` until the client goes (stdio) or a signal comes (HTTP).
 pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
+    let target = args.nats.target(args.insecure)?;
+    let state = args.state.store(args.insecure)?;
     let ceilings = args.limits.limits(args.config.as_deref())?;
     forge_host::kernel::validate_session(&args.session)?;
     let sources = args
@@ -136,7 +141,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
     let data_root = &data_dir.root().to_path_buf();
     let kernel = Kernel::builder(data_dir)
         .tools(sources.registry.clone())
-        .state(args.state.store()?)
+        .state(state)
         .build()
         .await?;
     let max_runs = args.max_runs.map_or_else(
@@ -166,10 +171,10 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
             _ => AskVia::Client,
         },
         tool_sources: Some(args.sources.recorded()),
-        pool: match &args.nats {
-            Some(url) => Some(forge_host::mcp_server::Pool {
+        pool: match &target {
+            Some(target) => Some(forge_host::mcp_server::Pool {
                 cluster: forge_host::cluster::Cluster::connect(
-                    url,
+                    target,
                     &forge_host::cluster::QueueOptions::default(),
                 )
                 .await?,

@@ -15,6 +15,7 @@ mod journal;
 mod limit_flags;
 mod logs;
 mod mcp;
+mod nats_flags;
 mod packages;
 mod progress;
 mod replay;
@@ -113,6 +114,8 @@ enum Command {
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every TLS client of the process (etcd, NATS, MCP servers by URL) uses rustls on `ring`.
+    forge_host::primitives::install_crypto_provider();
     // Only the MCP server runs many scripts in one process: it keeps a pool of warm instance
     // slots. Every other command runs at most one or two, and reserving a pool costs more than
     // they would save.

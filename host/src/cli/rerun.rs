@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::DataDirArgs;
+use super::nats_flags::InsecureFlag;
 use super::run::{execute, report_outcome};
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
@@ -20,6 +21,10 @@ pub struct RerunArgs {
     /// Where /output is published [default: ./forge-out/<new-run-id>/]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A run whose state is on etcd reaches it as the journal says, with the credentials of
+    /// FORGE_HOST_ETCD_* (CA, CERT, KEY, USER, PASSWORD); --insecure as `run` takes it
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
     /// The journal keeps which tools a run called, not where they came from: give the same
     /// tool sources again (--workspace, --mcp, --mcp-config, --trust)
     #[command(flatten)]
@@ -40,7 +45,10 @@ pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode
         // The same session's state: where the first run kept it.
         let kernel = Kernel::builder(data_dir)
             .tools(sources.registry.clone())
-            .state(super::state_flags::recorded(record.state_store.as_deref())?)
+            .state(super::state_flags::recorded(
+                record.state_store.as_deref(),
+                args.insecure,
+            )?)
             .build()
             .await?;
         let mut request = kernel.rerun(&args.id)?;

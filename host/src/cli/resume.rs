@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::DataDirArgs;
+use super::nats_flags::InsecureFlag;
 use super::run::{execute, report_outcome};
 use super::tool_sources::ToolSourceArgs;
 use forge_host::kernel::Kernel;
@@ -34,6 +35,10 @@ pub struct ResumeArgs {
     /// Where /output is published [default: ./forge-out/<new-run-id>/]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A run whose state is on etcd reaches it as the journal says, with the credentials of
+    /// FORGE_HOST_ETCD_* (CA, CERT, KEY, USER, PASSWORD); --insecure as `run` takes it
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
 }
 
 /// Runs `forge-host resume`.
@@ -54,7 +59,10 @@ pub async fn run(data: &DataDirArgs, args: ResumeArgs) -> anyhow::Result<ExitCod
         // It commits where the paused run would have.
         let kernel = Kernel::builder(data_dir)
             .tools(sources.registry.clone())
-            .state(super::state_flags::recorded(record.state_store.as_deref())?)
+            .state(super::state_flags::recorded(
+                record.state_store.as_deref(),
+                args.insecure,
+            )?)
             .build()
             .await?;
         let mut request = kernel.resume(&args.id, args.approve)?;

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::nats_flags::InsecureFlag;
 use super::progress::Printer;
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
@@ -74,6 +75,8 @@ pub struct RunArgs {
     pub gate: GateFlags,
     #[command(flatten)]
     pub state: StateFlags,
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
     /// Put a call the policy would deny to a person instead: on a terminal, y/N; without one,
     /// or with --ask=pause, the run pauses there (status paused, APPROVAL_REQUIRED) until
     /// `forge-host resume ID --approve|--deny`
@@ -139,13 +142,14 @@ pub fn default_session() -> String {
 pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
         let request = request(&args)?;
+        let state = args.state.store(args.insecure)?;
         let sources = args
             .sources
             .connect(request.limits.max_call_response_bytes)
             .await?;
         let kernel = Kernel::builder(data.resolve()?)
             .tools(sources.registry.clone())
-            .state(args.state.store()?)
+            .state(state)
             .build()
             .await?;
         let on_terminal = args.ask == Some(AskMode::Terminal);

@@ -8,6 +8,7 @@ use super::run::default_session;
 use forge_host::error::Error;
 use forge_host::state::{RedbStateStore, StateStore};
 
+use super::nats_flags::InsecureFlag;
 use super::state_flags::StateFlags;
 
 /// `forge-host state`.
@@ -20,6 +21,8 @@ pub enum StateCommand {
         session: Option<String>,
         #[command(flatten)]
         store: StateFlags,
+        #[command(flatten)]
+        insecure: InsecureFlag,
         /// One JSON object
         #[arg(long)]
         json: bool,
@@ -33,6 +36,8 @@ pub enum StateCommand {
         session: Option<String>,
         #[command(flatten)]
         store: StateFlags,
+        #[command(flatten)]
+        insecure: InsecureFlag,
     },
     /// Deletes a key (later conflicting runs still see the deletion)
     Delete {
@@ -43,17 +48,25 @@ pub enum StateCommand {
         session: Option<String>,
         #[command(flatten)]
         store: StateFlags,
+        #[command(flatten)]
+        insecure: InsecureFlag,
     },
 }
 
 /// Runs `forge-host state ...`.
 pub fn run(data: &DataDirArgs, command: StateCommand) -> anyhow::Result<ExitCode> {
-    let flags = match &command {
-        StateCommand::List { store, .. }
-        | StateCommand::Get { store, .. }
-        | StateCommand::Delete { store, .. } => store,
+    let (flags, insecure) = match &command {
+        StateCommand::List {
+            store, insecure, ..
+        }
+        | StateCommand::Get {
+            store, insecure, ..
+        }
+        | StateCommand::Delete {
+            store, insecure, ..
+        } => (store, *insecure),
     };
-    let store: std::sync::Arc<dyn StateStore> = match flags.store()? {
+    let store: std::sync::Arc<dyn StateStore> = match flags.store(insecure)? {
         Some(store) => store,
         None => std::sync::Arc::new(RedbStateStore::new(data.resolve()?)),
     };

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::progress::Printer;
 use super::run::{Lang, ScriptArgs, default_session, parse_record, report_outcome, script};
 use forge_host::cluster::{Cluster, DEFAULT_QUEUE, QueueOptions, submit};
@@ -19,7 +20,9 @@ use forge_host::journal::RecordMode;
 status as for `run`; a full queue refuses the submission (BUDGET_EXCEEDED, exit 1). Ctrl-C \
 cancels the run on its worker, or, if no worker has taken it yet, makes sure none ever runs it.\n\n\
 Examples:\n  forge-host submit analysis.py --input data.csv --nats nats://127.0.0.1:4222\n  \
-forge-host submit -e 'return 1' --lang js --nats nats://127.0.0.1:4222 --json"
+forge-host submit -e 'return 1' --lang js --nats nats://127.0.0.1:4222 --json\n  \
+FORGE_HOST_NATS='tls://alice:PASSWORD@10.0.0.5:4222' forge-host submit job.py --nats-ca ca.pem",
+    mut_arg("nats", |a| a.required(true))
 )]
 pub struct SubmitArgs {
     /// The script, or `-` to read it from stdin
@@ -34,9 +37,10 @@ pub struct SubmitArgs {
     /// An engine id that overrides the choice by extension
     #[arg(long, value_name = "ID")]
     pub engine: Option<String>,
-    /// The NATS server the workers pull from
-    #[arg(long, value_name = "URL", env = "FORGE_HOST_NATS")]
-    pub nats: String,
+    #[command(flatten)]
+    pub nats: NatsFlags,
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
     /// The queue
     #[arg(long, value_name = "NAME", default_value = DEFAULT_QUEUE)]
     pub queue: String,
@@ -68,6 +72,7 @@ pub struct SubmitArgs {
 /// Runs `forge-host submit`.
 pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let outcome = async {
+        let target = args.nats.required(args.insecure)?;
         let limits = args.limits.limits(args.config.as_deref())?;
         let (source, filename) = script(
             &ScriptArgs {
@@ -78,7 +83,7 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             },
             limits.max_script_bytes,
         )?;
-        let cluster = Cluster::connect(&args.nats, &QueueOptions::default()).await?;
+        let cluster = Cluster::connect(&target, &QueueOptions::default()).await?;
         let printer = Printer::new(args.json);
         let submission = submit::Submission {
             source,
@@ -110,7 +115,9 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         let queued = submit::enqueue(&cluster, submission).await?;
         eprintln!(
             "forge-host: submitted as {} to queue `{}` of {}; waiting for a worker",
-            queued.id, args.queue, args.nats
+            queued.id,
+            args.queue,
+            cluster.url()
         );
         // Ctrl-C cancels the run, as it does a local one: on its worker, or before any took it.
         let canceller = queued.canceller();

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
 use forge_host::cluster::{Cluster, DEFAULT_QUEUE, QueueOptions, validate_queue, worker};
@@ -23,12 +24,16 @@ mid-run leaves its request to be delivered again after --ack-wait: the next work
 only if the dead attempt had not yet reached a write, process or external call, a state commit or \
 a publication; otherwise it reports ISOLATE_FAILURE (interrupted). Effects at most once, pure runs \
 at least once.\n\nExamples:\n  forge-host worker --nats nats://127.0.0.1:4222\n  \
-forge-host worker --nats nats://10.0.0.5:4222 --state etcd://10.0.0.6:2379 --max-runs 8 --workspace /srv/data --allow-write"
+FORGE_HOST_NATS='tls://worker:PASSWORD@10.0.0.5:4222' forge-host worker --nats-ca ca.pem \
+--state etcd://https://10.0.0.6:2379 --etcd-ca ca.pem --max-runs 8 --workspace /srv/data --allow-write\n  \
+forge-host worker --nats tls://10.0.0.5:4222 --nats-creds worker.creds --nats-ca ca.pem",
+    mut_arg("nats", |a| a.required(true))
 )]
 pub struct WorkerArgs {
-    /// The NATS server with JetStream (`nats-server -js`)
-    #[arg(long, value_name = "URL", env = "FORGE_HOST_NATS")]
-    pub nats: String,
+    #[command(flatten)]
+    pub nats: NatsFlags,
+    #[command(flatten)]
+    pub insecure: InsecureFlag,
     /// The queue to serve
     #[arg(long, value_name = "NAME", default_value = DEFAULT_QUEUE)]
     pub queue: String,
@@ -97,6 +102,9 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
     validate_queue(&name).map_err(|_| {
         forge_host::Error::invalid_input(format!("`{name}` is not a worker name (A-Z a-z 0-9 - _)"))
     })?;
+    // Refused before anything starts when plain text would leave loopback.
+    let target = args.nats.required(args.insecure)?;
+    let state = args.state.store(args.insecure)?;
     let ceilings = args.limits.limits(args.config.as_deref())?;
     let sources = args
         .sources
@@ -105,7 +113,7 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
     let kernel = Arc::new(
         Kernel::builder(data.resolve()?)
             .tools(sources.registry.clone())
-            .state(args.state.store()?)
+            .state(state)
             .build()
             .await?,
     );
@@ -114,7 +122,7 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
         ack_wait: args.ack_wait,
         retention: args.retention,
     };
-    let cluster = Cluster::connect(&args.nats, &queue_options).await?;
+    let cluster = Cluster::connect(&target, &queue_options).await?;
     let max_runs = args.max_runs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,
@@ -129,7 +137,8 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
     };
     eprintln!(
         "forge-host worker {name}: serving queue `{}` of {} ({max_runs} at once)",
-        args.queue, args.nats
+        args.queue,
+        cluster.url()
     );
     worker::serve(cluster, kernel, options, super::mcp::shutdown_signal()).await?;
     drop(sources);

@@ -22,6 +22,8 @@
 //! first effect (a `write`/`process`/`external` call, a state commit, a publication) is run
 //! again; one that may have had effects is reported `ISOLATE_FAILURE` (`interrupted`) instead.
 
+mod bounds;
+pub mod connect;
 mod journal_feed;
 mod names;
 mod ownership;
@@ -33,6 +35,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
+pub use connect::{NatsAuth, NatsError, NatsOptions, NatsTarget};
 pub use names::{DEFAULT_QUEUE, validate_queue};
 pub use wire::JournalEntry;
 
@@ -76,6 +79,7 @@ pub struct Cluster {
     journal: stream::Stream,
     /// The blob store's retention, as the store has it.
     blob_retention: Duration,
+    /// The server's URL as it is shown: no password or token in it.
     url: String,
 }
 
@@ -88,16 +92,11 @@ fn nats(what: &str, url: &str, error: impl std::fmt::Display) -> Error {
 }
 
 impl Cluster {
-    /// Connects to `url` (`nats://HOST:PORT`) and makes sure the streams, the bucket and the
-    /// object store exist.
-    pub async fn connect(url: &str, options: &QueueOptions) -> Result<Self, Error> {
-        let client = async_nats::ConnectOptions::new()
-            .name("forge-host")
-            .connection_timeout(Duration::from_secs(5))
-            .request_timeout(Some(Duration::from_secs(10)))
-            .connect(url)
-            .await
-            .map_err(|e| nats("cannot connect", url, e))?;
+    /// Connects to `target` and makes sure the streams, the bucket and the object store exist.
+    pub async fn connect(target: &NatsTarget, options: &QueueOptions) -> Result<Self, Error> {
+        let client = target.connect().await?;
+        let shown = target.to_string();
+        let url = shown.as_str();
         let jetstream = jetstream::new(client.clone());
         let runs = jetstream
             .get_or_create_stream(stream::Config {
@@ -175,7 +174,7 @@ impl Cluster {
             owners,
             journal,
             blob_retention,
-            url: url.to_string(),
+            url: shown,
         })
     }
 
@@ -237,14 +236,30 @@ impl Cluster {
 
     /// The bytes stored under `sha256`, checked.
     async fn get_blob(&self, sha256: &str) -> Result<Vec<u8>, Error> {
+        self.get_blob_sized(sha256, None).await
+    }
+
+    /// The bytes stored under `sha256`, checked; with `size`, refused unless the store holds
+    /// exactly that many, and never more than that is read (a request's declared sizes bound
+    /// what a worker holds).
+    async fn get_blob_sized(&self, sha256: &str, size: Option<u64>) -> Result<Vec<u8>, Error> {
         use tokio::io::AsyncReadExt;
-        let mut object = self
+        let object = self
             .blobs
             .get(names::blob(sha256))
             .await
             .map_err(|e| nats(&format!("blob {sha256}"), &self.url, e))?;
-        let mut bytes = Vec::new();
+        let stored = object.info().size as u64;
+        if let Some(size) = size
+            && stored != size
+        {
+            return Err(Error::invalid_input(format!(
+                "blob {sha256} holds {stored} bytes, not the {size} its request declares"
+            )));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(stored.min(1 << 20)).unwrap_or(0));
         object
+            .take(size.map_or(u64::MAX, |size| size.saturating_add(1)))
             .read_to_end(&mut bytes)
             .await
             .map_err(|e| nats(&format!("reading blob {sha256}"), &self.url, e))?;
@@ -296,7 +311,7 @@ impl Cluster {
         Ok(entries)
     }
 
-    /// The URL it is connected to.
+    /// The URL it is connected to, as it may be shown (a password or token in it is `***`).
     pub fn url(&self) -> &str {
         &self.url
     }

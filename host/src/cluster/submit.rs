@@ -61,16 +61,17 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     names::validate_queue(&submission.queue)?;
     crate::kernel::validate_session(&submission.session)?;
     submission.limits.validate()?;
+    // Refused before anything is uploaded, as `run` refuses it before anything runs.
+    crate::kernel::check_script_size(
+        submission.source.len() as u64,
+        submission.limits.max_script_bytes,
+    )?;
     // Refused before anything runs, as `run` refuses it: files there would be replaced.
     if let Some(out) = &submission.out_dir {
         files::check_destination(out)?;
     }
-    let script_text =
-        (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
-    let script_sha256 = match script_text {
-        Some(_) => crate::primitives::sha256_hex(submission.source.as_bytes()),
-        None => cluster.put_blob(submission.source.as_bytes()).await?,
-    };
+    // The inputs are opened (inside the submitter's roots, if any) and their total checked
+    // before any is read or uploaded, as `run` checks it.
     let opened = files::open_inputs(
         &submission.inputs,
         submission.inputs_root.as_ref(),
@@ -90,6 +91,12 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
             submission.limits.max_input_bytes
         )));
     }
+    let script_text =
+        (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
+    let script_sha256 = match script_text {
+        Some(_) => crate::primitives::sha256_hex(submission.source.as_bytes()),
+        None => cluster.put_blob(submission.source.as_bytes()).await?,
+    };
     let mut inputs = Vec::new();
     for (input, entries) in &walked {
         for entry in entries.iter().filter(|entry| !entry.folder) {

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::Semaphore;
 
+use super::bounds::{REQUEST_OVERHEAD, check_declared_sizes, request_bound};
 use super::journal_feed::JournalFeed;
 use super::names::{self, REPLY_HEADER};
 use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
@@ -121,13 +122,27 @@ async fn handle(
         .as_ref()
         .and_then(|headers| headers.get(REPLY_HEADER))
         .map(|value| value.as_str().to_string());
-    let request: RunMessage = match serde_json::from_slice(&message.payload) {
+    // Not parsed when larger than any request within this worker's limits may be.
+    let bound = request_bound(&options.ceilings);
+    let parsed = if message.payload.len() as u64 > bound {
+        Err(Error::new(
+            ErrorCode::BudgetExceeded,
+            format!(
+                "the request is {} bytes, over the {bound} bytes a request to this worker may be (--max-script {} and {} for the rest)",
+                message.payload.len(),
+                crate::limits::format_size(options.ceilings.max_script_bytes),
+                crate::limits::format_size(REQUEST_OVERHEAD),
+            ),
+        ))
+    } else {
+        serde_json::from_slice::<RunMessage>(&message.payload)
+            .map_err(|e| Error::invalid_input(format!("the request does not parse: {e}")))
+    };
+    let request = match parsed {
         Ok(request) => request,
         Err(error) => {
-            log(
-                options,
-                &format!("dropping a request that does not parse: {error}"),
-            );
+            log(options, &format!("refusing a request: {}", error.message));
+            refuse(cluster, options, reply_to.as_deref(), &error).await;
             let _ = message.ack_with(AckKind::Term).await;
             return;
         }
@@ -218,6 +233,23 @@ async fn handle(
     // Acked once the outcome is stored: a redelivery now gets the stored answer.
     if let Err(error) = message.double_ack().await {
         log(options, &format!("acking request {}: {error}", request.id));
+    }
+}
+
+/// Answers a request that cannot be taken (too big, or not a request) with `error`, when it
+/// says where answers go; it has no run record to keep the answer.
+async fn refuse(cluster: &Cluster, options: &WorkerOptions, reply_to: Option<&str>, error: &Error) {
+    let Some(reply_to) = reply_to else { return };
+    let reply = Reply::Ended {
+        outcome: StoredOutcome::refused(error),
+        worker: options.name.clone(),
+    };
+    if let Ok(bytes) = serde_json::to_vec(&reply) {
+        let _ = cluster
+            .client
+            .publish(reply_to.to_string(), Bytes::from(bytes))
+            .await;
+        let _ = cluster.client.flush().await;
     }
 }
 
@@ -341,6 +373,8 @@ async fn prepare(
         cancel,
     } = attempt;
     crate::kernel::validate_session(&request.session)?;
+    let (limits, lowered) = request.limits.within(&options.ceilings);
+    check_declared_sizes(request, &limits)?;
     let source = match &request.script_text {
         Some(text) if crate::primitives::sha256_hex(text.as_bytes()) == request.script.sha256 => {
             text.clone()
@@ -350,8 +384,12 @@ async fn prepare(
                 "the request's script does not match its sha256",
             ));
         }
-        None => String::from_utf8(cluster.get_blob(&request.script.sha256).await?)
-            .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?,
+        None => String::from_utf8(
+            cluster
+                .get_blob_sized(&request.script.sha256, Some(request.script.size))
+                .await?,
+        )
+        .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?,
     };
     let incoming = kernel.data_dir().root().join("incoming");
     std::fs::create_dir_all(&incoming).map_err(|e| {
@@ -367,7 +405,9 @@ async fn prepare(
     let mut tops: Vec<PathBuf> = Vec::new();
     for input in &request.inputs {
         let relative = safe_relative(&input.path)?;
-        let bytes = cluster.get_blob(&input.sha256).await?;
+        let bytes = cluster
+            .get_blob_sized(&input.sha256, Some(input.size))
+            .await?;
         let path = folder.path().join(&relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -382,7 +422,6 @@ async fn prepare(
             }
         }
     }
-    let (limits, lowered) = request.limits.within(&options.ceilings);
     if let Some(subject) = &reply_to {
         let taken = Reply::Taken {
             worker: options.name.clone(),

@@ -15,7 +15,7 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use etcd::{EtcdLocation, EtcdStateStore};
+pub use etcd::{EtcdAccess, EtcdConfigError, EtcdLocation, EtcdStateStore};
 pub use redb_store::RedbStateStore;
 pub use view::{MAX_KEY_BYTES, MAX_REMEMBERED_READS, StateFailure, StateView};
 
@@ -181,11 +181,11 @@ impl CommitError {
             CommitError::OverBudget { .. } | CommitError::TooManyKeys { .. } => {
                 ErrorCode::BudgetExceeded
             }
+            CommitError::Etcd(error) => error.code(),
             CommitError::Open(_)
             | CommitError::Storage(_)
             | CommitError::Mark(_)
             | CommitError::Corrupt { .. }
-            | CommitError::Etcd(_)
             | CommitError::Unavailable(_) => ErrorCode::IsolateFailure,
         }
     }

@@ -2,13 +2,27 @@
 //! the same gRPC messages, posted as JSON to `/v3/kv/range` and `/v3/kv/txn` on the client port
 //! (bytes as base64, 64-bit integers as strings). It needs no code generated from etcd's protos,
 //! and the HTTP client is the one the MCP client already uses.
+//!
+//! Over HTTPS it trusts `--etcd-ca` (or the system's roots) and shows `--etcd-cert` to a member
+//! that verifies clients. With a user and password, it exchanges them for a token
+//! (`/v3/auth/authenticate`), sends the token with every request, and when etcd says the token
+//! is no longer valid (expired, or the user's password was changed) it authenticates again once
+//! and repeats the request.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use serde::Deserialize;
 use serde_json::{Value, json};
+
+use super::answers::{RangeAnswer, TxnAnswer, decode, parse};
+use super::location::{EtcdAccess, EtcdConfigError, EtcdLocation};
+use crate::error::ErrorCode;
+use crate::primitives::Secret;
+
+/// How much of a refusal in plain text a message quotes.
+const MAX_QUOTED: usize = 300;
 
 /// How long one request to etcd may take before it counts as unreachable.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,6 +50,49 @@ pub enum EtcdError {
         /// etcd's message.
         message: String,
     },
+    /// etcd refused the user and password.
+    #[error(
+        "etcd at {endpoint} refused user `{user}`'s password (authentication failed): check --etcd-user and the password"
+    )]
+    AuthFailed {
+        /// The endpoint.
+        endpoint: String,
+        /// The user.
+        user: String,
+        /// etcd's message.
+        message: String,
+    },
+    /// etcd has authentication on, and the request had no credentials it takes.
+    #[error(
+        "etcd at {endpoint} has authentication on and wants a user ({message}): give --etcd-user, with --etcd-password-file or FORGE_HOST_ETCD_PASSWORD"
+    )]
+    Unauthenticated {
+        /// The endpoint.
+        endpoint: String,
+        /// etcd's message.
+        message: String,
+    },
+    /// The user may not do what was asked.
+    #[error(
+        "etcd at {endpoint} refused: {message} (the user needs readwrite permission on the location's prefix)"
+    )]
+    Denied {
+        /// The endpoint.
+        endpoint: String,
+        /// etcd's message.
+        message: String,
+    },
+    /// etcd (3.4 and later) refuses a gateway request whose client certificate has a common
+    /// name while it verifies clients: the gateway could not pass that name on as the user.
+    #[error(
+        "etcd at {endpoint} refused the client certificate: {message} (etcd's JSON gateway, which forge-host uses, takes no user from a certificate: give --etcd-cert a certificate without a common name, and the user as --etcd-user with its password)"
+    )]
+    NamedClientCertificate {
+        /// The endpoint.
+        endpoint: String,
+        /// etcd's message.
+        message: String,
+    },
     /// The answer is not a v3 response.
     #[error("etcd at {endpoint} answered something that is not a v3 response: {detail}")]
     Malformed {
@@ -44,6 +101,20 @@ pub enum EtcdError {
         /// What was wrong.
         detail: String,
     },
+}
+
+impl EtcdError {
+    /// Refused credentials are the caller's to fix (`INVALID_INPUT`); the rest is
+    /// `ISOLATE_FAILURE`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EtcdError::AuthFailed { .. }
+            | EtcdError::Unauthenticated { .. }
+            | EtcdError::Denied { .. }
+            | EtcdError::NamedClientCertificate { .. } => ErrorCode::InvalidInput,
+            _ => ErrorCode::IsolateFailure,
+        }
+    }
 }
 
 /// One key as a range returned it.
@@ -137,24 +208,70 @@ pub struct TxnOutcome {
 #[derive(Debug, Clone)]
 pub struct Gateway {
     http: reqwest::Client,
-    /// `http://HOST:PORT`, tried in order.
+    /// `http://HOST:PORT` or `https://HOST:PORT`, tried in order.
     endpoints: Vec<String>,
+    /// The user and password, and the token they were last exchanged for.
+    auth: Option<Arc<Credentials>>,
+}
+
+/// A user's password and the token etcd gave for it.
+#[derive(Debug)]
+struct Credentials {
+    user: String,
+    password: Secret,
+    token: Mutex<Option<Secret>>,
 }
 
 impl Gateway {
-    /// A client of the etcd members at `endpoints` (`HOST:PORT`).
-    pub fn new(endpoints: &[String]) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .unwrap_or_default();
-        Gateway {
-            http,
-            endpoints: endpoints
-                .iter()
-                .map(|endpoint| format!("http://{endpoint}"))
-                .collect(),
+    /// A client of the members of `location`, reached as `access` says (its TLS files are read
+    /// now); the user and password are the location's.
+    pub fn new(location: &EtcdLocation, access: &EtcdAccess) -> Result<Self, EtcdConfigError> {
+        crate::primitives::install_crypto_provider();
+        let mut builder = reqwest::Client::builder().timeout(REQUEST_TIMEOUT);
+        if let Some(ca) = &access.ca {
+            let pem = read_pem(ca, "--etcd-ca")?;
+            let roots =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| EtcdConfigError::File {
+                    what: "--etcd-ca",
+                    path: ca.clone(),
+                    why: format!("not PEM certificates: {e}"),
+                })?;
+            builder = builder.tls_certs_only(roots);
         }
+        if let (Some(cert), Some(key)) = (&access.cert, &access.key) {
+            let mut pem = read_pem(cert, "--etcd-cert")?;
+            pem.push(b'\n');
+            pem.extend(read_pem(key, "--etcd-key")?);
+            let identity =
+                reqwest::Identity::from_pem(&pem).map_err(|e| EtcdConfigError::File {
+                    what: "--etcd-cert and --etcd-key",
+                    path: cert.clone(),
+                    why: format!("not a PEM certificate and private key: {e}"),
+                })?;
+            builder = builder.identity(identity);
+        }
+        let http = builder.build().map_err(|e| EtcdConfigError::File {
+            what: "the TLS settings of",
+            path: access
+                .ca
+                .clone()
+                .or(access.cert.clone())
+                .unwrap_or_default(),
+            why: e.to_string(),
+        })?;
+        let auth = match (&location.user, &location.password) {
+            (Some(user), Some(password)) => Some(Arc::new(Credentials {
+                user: user.clone(),
+                password: password.clone(),
+                token: Mutex::new(None),
+            })),
+            _ => None,
+        };
+        Ok(Gateway {
+            http,
+            endpoints: location.endpoints.iter().map(|e| e.url()).collect(),
+            auth,
+        })
     }
 
     /// The keys from `key` up to `range_end` (exclusive), or `key` alone; at `revision`, or the
@@ -220,18 +337,75 @@ impl Gateway {
         })
     }
 
-    /// Posts `body` to the first endpoint that answers.
+    /// Posts `body` to the first endpoint that answers, with a token when the gateway has a
+    /// user: one it has, or a new one; a token etcd no longer takes is renewed once.
     async fn post(&self, path: &str, body: &Value) -> Result<(String, Value), EtcdError> {
+        let Some(auth) = &self.auth else {
+            return self.post_as(path, body, None).await;
+        };
+        let held = auth.token.lock().ok().and_then(|token| token.clone());
+        let token = match held {
+            Some(token) => token,
+            None => self.authenticate(auth).await?,
+        };
+        match self.post_as(path, body, Some(&token)).await {
+            Err(EtcdError::Refused { message, .. }) if token_expired(&message) => {
+                let token = self.authenticate(auth).await?;
+                self.post_as(path, body, Some(&token)).await
+            }
+            answered => answered,
+        }
+    }
+
+    /// A new token for `auth`'s user, kept for the requests after.
+    async fn authenticate(&self, auth: &Credentials) -> Result<Secret, EtcdError> {
+        let body = json!({"name": auth.user, "password": auth.password.expose()});
+        let answered = self.post_as("/v3/auth/authenticate", &body, None).await;
+        let (endpoint, answer) = match answered {
+            Ok(answered) => answered,
+            Err(EtcdError::Refused {
+                endpoint, message, ..
+            }) if message.contains("authentication failed") => {
+                return Err(EtcdError::AuthFailed {
+                    endpoint,
+                    user: auth.user.clone(),
+                    message,
+                });
+            }
+            Err(other) => return Err(other),
+        };
+        let token = answer["token"]
+            .as_str()
+            .filter(|token| !token.is_empty())
+            .map(Secret::new)
+            .ok_or_else(|| EtcdError::Malformed {
+                endpoint,
+                detail: "authenticate answered no token (is authentication on?)".into(),
+            })?;
+        if let Ok(mut held) = auth.token.lock() {
+            *held = Some(token.clone());
+        }
+        Ok(token)
+    }
+
+    /// Posts `body` to the first endpoint that answers, with `token` if any.
+    async fn post_as(
+        &self,
+        path: &str,
+        body: &Value,
+        token: Option<&Secret>,
+    ) -> Result<(String, Value), EtcdError> {
         let mut last = None;
         for endpoint in &self.endpoints {
-            let sent = self
+            let mut request = self
                 .http
                 .post(format!("{endpoint}{path}"))
                 .header("content-type", "application/json")
-                .body(body.to_string())
-                .send()
-                .await;
-            let response = match sent {
+                .body(body.to_string());
+            if let Some(token) = token {
+                request = request.header("authorization", token.expose());
+            }
+            let response = match request.send().await {
                 Ok(response) => response,
                 Err(error) => {
                     last = Some(error);
@@ -246,23 +420,49 @@ impl Gateway {
                     continue;
                 }
             };
-            let answer: Value =
-                serde_json::from_slice(&bytes).map_err(|error| EtcdError::Malformed {
-                    endpoint: endpoint.clone(),
-                    detail: error.to_string(),
-                })?;
+            let parsed = serde_json::from_slice::<Value>(&bytes);
             if !status.is_success() {
-                let message = answer["message"]
-                    .as_str()
-                    .or_else(|| answer["error"].as_str())
-                    .unwrap_or("no message")
-                    .to_string();
+                // The gateway answers some refusals in plain text, not JSON.
+                let message = match &parsed {
+                    Ok(answer) => answer["message"]
+                        .as_str()
+                        .or_else(|| answer["error"].as_str())
+                        .unwrap_or("no message")
+                        .to_string(),
+                    Err(_) => crate::primitives::truncate_at(
+                        String::from_utf8_lossy(&bytes).trim(),
+                        MAX_QUOTED,
+                    )
+                    .to_string(),
+                };
+                if token.is_none() && wants_credentials(&message) {
+                    return Err(EtcdError::Unauthenticated {
+                        endpoint: endpoint.clone(),
+                        message,
+                    });
+                }
+                if message.contains("permission denied") {
+                    return Err(EtcdError::Denied {
+                        endpoint: endpoint.clone(),
+                        message,
+                    });
+                }
+                if message.contains("CommonName of client") {
+                    return Err(EtcdError::NamedClientCertificate {
+                        endpoint: endpoint.clone(),
+                        message,
+                    });
+                }
                 return Err(EtcdError::Refused {
                     endpoint: endpoint.clone(),
                     status: status.as_u16(),
                     message,
                 });
             }
+            let answer = parsed.map_err(|error| EtcdError::Malformed {
+                endpoint: endpoint.clone(),
+                detail: error.to_string(),
+            })?;
             return Ok((endpoint.clone(), answer));
         }
         match last {
@@ -278,97 +478,22 @@ impl Gateway {
     }
 }
 
-/// A 64-bit integer as the gateway writes it: a string (or, leniently, a number); absent is 0.
-#[derive(Debug, Default, Deserialize)]
-#[serde(untagged)]
-enum Int64 {
-    Text(String),
-    Number(u64),
-    #[default]
-    Absent,
+/// Whether etcd's `message` says the token it was sent is no longer good: expired (or
+/// revoked by a password change), or older than a change to etcd's users and roles.
+fn token_expired(message: &str) -> bool {
+    message.contains("invalid auth token") || message.contains("auth store is old")
 }
 
-impl Int64 {
-    fn get(&self, endpoint: &str) -> Result<u64, EtcdError> {
-        match self {
-            Int64::Text(text) => text.parse().map_err(|_| EtcdError::Malformed {
-                endpoint: endpoint.to_string(),
-                detail: format!("`{text}` is not a revision"),
-            }),
-            Int64::Number(number) => Ok(*number),
-            Int64::Absent => Ok(0),
-        }
-    }
+/// Whether etcd's `message` says a request without a token needs one.
+fn wants_credentials(message: &str) -> bool {
+    message.contains("user name is empty") || message.contains("invalid auth token")
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct Header {
-    #[serde(default)]
-    revision: Int64,
-}
-
-#[derive(Debug, Deserialize)]
-struct RangeAnswer {
-    #[serde(default)]
-    header: Header,
-    #[serde(default)]
-    kvs: Vec<RangeKv>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RangeKv {
-    #[serde(default)]
-    key: String,
-    #[serde(default)]
-    value: String,
-    #[serde(default)]
-    mod_revision: Int64,
-}
-
-#[derive(Debug, Deserialize)]
-struct TxnAnswer {
-    #[serde(default)]
-    header: Header,
-    /// proto3 JSON leaves a false bool out.
-    #[serde(default)]
-    succeeded: bool,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(endpoint: &str, answer: Value) -> Result<T, EtcdError> {
-    serde_json::from_value(answer).map_err(|error| EtcdError::Malformed {
-        endpoint: endpoint.to_string(),
-        detail: error.to_string(),
+/// The bytes of a PEM file, or why not.
+fn read_pem(path: &std::path::Path, what: &'static str) -> Result<Vec<u8>, EtcdConfigError> {
+    std::fs::read(path).map_err(|e| EtcdConfigError::File {
+        what,
+        path: path.to_path_buf(),
+        why: e.to_string(),
     })
-}
-
-fn decode(endpoint: &str, text: &str) -> Result<Vec<u8>, EtcdError> {
-    BASE64.decode(text).map_err(|error| EtcdError::Malformed {
-        endpoint: endpoint.to_string(),
-        detail: format!("bad base64: {error}"),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_parse_with_revisions_as_strings_and_defaults_left_out() {
-        let range: RangeAnswer = serde_json::from_value(json!({
-            "header": {"cluster_id": "1", "revision": "42"},
-            "kvs": [{"key": "YQ==", "value": "MQ==", "mod_revision": "7", "create_revision": "7"}],
-            "count": "1"
-        }))
-        .expect("range");
-        assert_eq!(range.header.revision.get("e").expect("rev"), 42);
-        assert_eq!(range.kvs[0].mod_revision.get("e").expect("rev"), 7);
-        assert_eq!(decode("e", &range.kvs[0].key).expect("key"), b"a");
-        let empty: RangeAnswer =
-            serde_json::from_value(json!({"header": {"revision": "3"}})).expect("empty");
-        assert!(empty.kvs.is_empty());
-        let failed: TxnAnswer =
-            serde_json::from_value(json!({"header": {"revision": "9"}})).expect("txn");
-        assert!(!failed.succeeded, "a false `succeeded` is left out");
-        assert!(Int64::Text("x".into()).get("e").is_err());
-    }
 }

@@ -1,5 +1,6 @@
-//! Session state on etcd (`--state etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`), so that forge-hosts
-//! on several machines share one state. A snapshot is one range read (one store revision); a
+//! Session state on etcd (`--state etcd://[USER@]ENDPOINT[,ENDPOINT...][/PREFIX]`, over HTTP or
+//! HTTPS, with etcd's authentication; see [`location`]), so that forge-hosts on several machines
+//! share one state. A snapshot is one range read (one store revision); a
 //! commit is one transaction that compares each key the run read or changed: its `mod_revision`
 //! must be the snapshot's (0 for a key the snapshot did not have); then it puts them all, or does
 //! nothing. A run that read more keys than one transaction may compare is checked against the
@@ -15,74 +16,23 @@
 //! Keys: `PREFIX/state/<len>:<session>/<key>` (the session's byte length first, so that no
 //! session's keys are a prefix of another's) and `PREFIX/size/<len>:<session>`.
 
+mod answers;
 mod gateway;
+pub mod location;
 
 use std::future::Future;
 use std::sync::mpsc;
 
 pub use gateway::{Compare, EtcdError, Gateway, Write};
+pub use location::{DEFAULT_PREFIX, Endpoint, EtcdAccess, EtcdConfigError, EtcdLocation};
 
 use super::{Commit, CommitError, Entry, Snapshot, StateStore};
-
-/// The prefix of a location that names none.
-pub const DEFAULT_PREFIX: &str = "forge-host";
 
 /// Most operations etcd allows in one transaction (its `--max-txn-ops` default).
 pub const MAX_TXN_OPS: usize = 128;
 
 /// Commits that lose only the race for the session's byte count try again this often.
 const MAX_ATTEMPTS: usize = 64;
-
-/// Where the state lives: `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EtcdLocation {
-    /// `HOST:PORT` of each member, tried in order.
-    pub endpoints: Vec<String>,
-    /// The key prefix everything is kept under.
-    pub prefix: String,
-}
-
-impl EtcdLocation {
-    /// Parses `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let rest = text
-            .strip_prefix("etcd://")
-            .ok_or_else(|| format!("`{text}` is not etcd://HOST:PORT[/PREFIX]"))?;
-        let (hosts, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        let endpoints: Vec<String> = hosts
-            .split(',')
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
-            .map(str::to_string)
-            .collect();
-        if endpoints.is_empty() {
-            return Err(format!("`{text}` names no etcd member (etcd://HOST:PORT)"));
-        }
-        for endpoint in &endpoints {
-            let port = endpoint.rsplit_once(':').map(|(_, port)| port);
-            if port.and_then(|p| p.parse::<u16>().ok()).is_none() {
-                return Err(format!(
-                    "`{endpoint}` in `{text}` is not HOST:PORT (etcd's client port, 2379 by default)"
-                ));
-            }
-        }
-        let prefix = prefix.trim_matches('/');
-        Ok(EtcdLocation {
-            endpoints,
-            prefix: if prefix.is_empty() {
-                DEFAULT_PREFIX.to_string()
-            } else {
-                prefix.to_string()
-            },
-        })
-    }
-}
-
-impl std::fmt::Display for EtcdLocation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "etcd://{}/{}", self.endpoints.join(","), self.prefix)
-    }
-}
 
 /// Runs the store's requests on a small runtime of its own, so that the synchronous
 /// [`StateStore`] calls work from any thread, inside an async runtime or not.
@@ -136,14 +86,28 @@ fn etcd(error: EtcdError) -> CommitError {
 }
 
 impl EtcdStateStore {
-    /// A store at `location`. Nothing is contacted yet: the first snapshot says whether etcd
-    /// answers.
-    pub fn new(location: EtcdLocation) -> std::io::Result<Self> {
+    /// A store at `location`, with the user and password it names (if any) and the system's
+    /// TLS roots. Nothing is contacted yet: the first snapshot says whether etcd answers.
+    pub fn new(location: EtcdLocation) -> Result<Self, EtcdConfigError> {
+        Self::open(location, &EtcdAccess::default())
+    }
+
+    /// A store at `location` reached as `access` says: refused before anything is contacted
+    /// when plain HTTP would leave loopback without `access.insecure`, or when a TLS file
+    /// cannot be read.
+    pub fn open(location: EtcdLocation, access: &EtcdAccess) -> Result<Self, EtcdConfigError> {
+        let location = location.with_access(access)?;
         Ok(EtcdStateStore {
-            gateway: Gateway::new(&location.endpoints),
-            bridge: Bridge::new()?,
+            gateway: Gateway::new(&location, access)?,
+            bridge: Bridge::new().map_err(EtcdConfigError::Thread)?,
             location,
         })
+    }
+
+    /// What a person must be told before it is used, when it reaches etcd over plain HTTP off
+    /// loopback (see [`EtcdLocation::exposure_warning`]).
+    pub fn exposure_warning(&self) -> Option<String> {
+        self.location.exposure_warning()
     }
 
     fn session_dir(&self, session: &str) -> Vec<u8> {
@@ -362,20 +326,6 @@ fn newest_revision(snapshot: &Snapshot) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn locations_parse_with_a_default_prefix_and_bad_ones_are_refused() {
-        let location = EtcdLocation::parse("etcd://127.0.0.1:2379").expect("parse");
-        assert_eq!(location.endpoints, ["127.0.0.1:2379"]);
-        assert_eq!(location.prefix, DEFAULT_PREFIX);
-        let location = EtcdLocation::parse("etcd://a:1,b:2/team/x/").expect("parse");
-        assert_eq!(location.endpoints, ["a:1", "b:2"]);
-        assert_eq!(location.prefix, "team/x");
-        assert_eq!(location.to_string(), "etcd://a:1,b:2/team/x");
-        for bad in ["http://a:1", "etcd://", "etcd://host", "etcd://host:port/x"] {
-            assert!(EtcdLocation::parse(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn no_sessions_keys_are_a_prefix_of_anothers() {

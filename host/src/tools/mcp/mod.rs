@@ -261,6 +261,8 @@ async fn connect_one(spec: &ServerSpec, options: &ConnectOptions) -> Result<Conn
             Ok(Connection::new(spec, client, tools, Some((process, tail))))
         }
         Endpoint::Url { url, headers } => {
+            // reqwest's TLS needs a crypto provider installed before its client is made.
+            crate::primitives::install_crypto_provider();
             let headers = headers
                 .0
                 .iter()

@@ -124,6 +124,12 @@ pub fn spawn(
     if let Some(cwd) = cwd {
         command.current_dir(cwd);
     }
+    // forge-host's own secrets are not the server's, unless its configuration gives them.
+    for name in crate::primitives::SECRET_VARIABLES {
+        if !env.contains_key(name) {
+            command.env_remove(name);
+        }
+    }
     let mut child = command.spawn().map_err(|source| McpError::Spawn {
         server: name.to_string(),
         program: program.to_string(),
