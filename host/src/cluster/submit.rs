@@ -77,20 +77,7 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         submission.inputs_root.as_ref(),
         "inputs",
     )?;
-    let walked = opened
-        .iter()
-        .map(|input| Ok((input, input.walk()?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let total = walked
-        .iter()
-        .flat_map(|(_, entries)| entries)
-        .fold(0u64, |sum, entry| sum.saturating_add(entry.size));
-    if total > submission.limits.max_input_bytes {
-        return Err(Error::invalid_input(format!(
-            "the inputs hold {total} bytes together, over --max-input of {} bytes",
-            submission.limits.max_input_bytes
-        )));
-    }
+    let walked = files::walk_within(&opened, submission.limits.max_input_bytes)?;
     let script_text =
         (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
     let script_sha256 = match script_text {

@@ -355,6 +355,28 @@ fn slashed(path: &Path) -> String {
         .join("/")
 }
 
+/// Every input's files and folders ([`OpenedInput::walk`]), refused before anything is read
+/// when they hold more than `max_bytes` together (`--max-input`).
+pub fn walk_within(
+    inputs: &[OpenedInput],
+    max_bytes: u64,
+) -> Result<Vec<(&OpenedInput, Vec<InputEntry>)>> {
+    let walked = inputs
+        .iter()
+        .map(|input| Ok((input, input.walk()?)))
+        .collect::<Result<Vec<_>>>()?;
+    let total = walked
+        .iter()
+        .flat_map(|(_, entries)| entries)
+        .fold(0u64, |sum, entry| sum.saturating_add(entry.size));
+    if total > max_bytes {
+        return Err(Error::invalid_input(format!(
+            "the inputs hold {total} bytes together, over --max-input of {max_bytes} bytes"
+        )));
+    }
+    Ok(walked)
+}
+
 /// Opens every input `paths` names: inside `roots` when there are roots (`argument` names
 /// what the caller passed them as), anywhere otherwise. Nothing is copied yet, so a refused
 /// path leaves nothing behind.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::FileError;
 use super::copy::{CopyError, copy_hashed};
-use super::inputs::{OpenedInput, unreadable};
+use super::inputs::{OpenedInput, unreadable, walk_within};
 use crate::error::{Error, Result};
 
 /// One input file as copied into `/input`.
@@ -124,19 +124,7 @@ impl JobDir {
                 )));
             }
         }
-        let walked = inputs
-            .iter()
-            .map(|input| Ok((input, input.walk()?)))
-            .collect::<Result<Vec<_>>>()?;
-        let total = walked
-            .iter()
-            .flat_map(|(_, entries)| entries)
-            .fold(0u64, |sum, entry| sum.saturating_add(entry.size));
-        if total > max_bytes {
-            return Err(Error::invalid_input(format!(
-                "the inputs hold {total} bytes together, over --max-input of {max_bytes} bytes"
-            )));
-        }
+        let walked = walk_within(inputs, max_bytes)?;
         let mut records = Vec::new();
         for (input, entries) in &walked {
             for entry in entries {

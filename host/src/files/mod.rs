@@ -14,7 +14,7 @@ mod staging;
 
 use std::path::PathBuf;
 
-pub use inputs::{InputEntry, InputRoots, OpenedInput, open_inputs};
+pub use inputs::{InputEntry, InputRoots, OpenedInput, open_inputs, walk_within};
 pub use job::{InputRecord, JobDir};
 pub use pool::JobPool;
 pub use provenance::Provenance;
