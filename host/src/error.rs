@@ -1,4 +1,4 @@
-//! The stable error codes of SPEC §4 and the library's error type.
+//! The stable error codes and the library's error type.
 //!
 //! Codes are part of the public interface: they appear in `--json` reports, in the journal and in
 //! the errors scripts see. Never rename one.
@@ -7,86 +7,81 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A stable error code (SPEC §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
+/// Declares [`ErrorCode`] once: each code's doc, variant and wire name, from which the enum,
+/// its serde names, [`ErrorCode::ALL`] and [`ErrorCode::as_str`] are all made, so that no list
+/// of codes can drift from another.
+macro_rules! declare_error_codes {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $wire:literal,)+) => {
+        /// A stable error code: reports, the journal and the errors scripts see carry it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])+ #[serde(rename = $wire)] $variant,)+
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order of their declaration.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)+];
+
+            /// The code as it appears on the wire.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $wire,)+
+                }
+            }
+        }
+    };
+}
+
+declare_error_codes! {
     /// The script does not parse.
-    ScriptSyntax,
+    ScriptSyntax = "SCRIPT_SYNTAX",
     /// The script threw or raised.
-    ScriptRuntime,
+    ScriptRuntime = "SCRIPT_RUNTIME",
     /// The wall-clock deadline passed.
-    Timeout,
+    Timeout = "TIMEOUT",
     /// The caller cancelled the execution.
-    Cancelled,
+    Cancelled = "CANCELLED",
     /// The deterministic CPU budget (fuel) is spent.
-    FuelExhausted,
+    FuelExhausted = "FUEL_EXHAUSTED",
     /// The host denied a memory growth.
-    MemoryLimit,
+    MemoryLimit = "MEMORY_LIMIT",
     /// The wasm stack overflowed (or the language's own recursion limit was hit).
-    StackLimit,
+    StackLimit = "STACK_LIMIT",
     /// More tool calls than allowed.
-    ToolBudget,
+    ToolBudget = "TOOL_BUDGET",
     /// The permission gate denied a tool call.
-    ToolDenied,
+    ToolDenied = "TOOL_DENIED",
     /// A tool call failed.
-    ToolFailed,
+    ToolFailed = "TOOL_FAILED",
     /// No tool has that name.
-    ToolNotFound,
+    ToolNotFound = "TOOL_NOT_FOUND",
     /// The script waits on a promise that nothing can settle.
-    UnresolvablePromise,
+    UnresolvablePromise = "UNRESOLVABLE_PROMISE",
     /// The guest broke the host/guest contract.
-    ProtocolViolation,
+    ProtocolViolation = "PROTOCOL_VIOLATION",
     /// A state key changed since the execution's snapshot.
-    StateConflict,
+    StateConflict = "STATE_CONFLICT",
     /// A state, output, call or result byte budget was exceeded.
-    BudgetExceeded,
+    BudgetExceeded = "BUDGET_EXCEEDED",
     /// The host denied a write past the run's disk quota (`--max-disk`), and the run then failed.
-    DiskLimit,
+    DiskLimit = "DISK_LIMIT",
     /// A Python import is not installed.
-    PackageUnavailable,
+    PackageUnavailable = "PACKAGE_UNAVAILABLE",
     /// An output file failed validation.
-    PublicationRejected,
+    PublicationRejected = "PUBLICATION_REJECTED",
     /// Bad request, bad configuration or bad input file.
-    InvalidInput,
+    InvalidInput = "INVALID_INPUT",
     /// No engine for the file, or its hash or compile check failed.
-    EngineUnavailable,
+    EngineUnavailable = "ENGINE_UNAVAILABLE",
     /// The engine crashed or trapped for another reason.
-    IsolateFailure,
+    IsolateFailure = "ISOLATE_FAILURE",
     /// A replayed run asked the host for something the recorded run did not (`replay`).
-    ReplayDiverged,
+    ReplayDiverged = "REPLAY_DIVERGED",
     /// A tool call needs a person's approval: the run paused (`resume ID --approve`).
-    ApprovalRequired,
+    ApprovalRequired = "APPROVAL_REQUIRED",
 }
 
 impl ErrorCode {
-    /// Every code, in SPEC order.
-    pub const ALL: [ErrorCode; 23] = [
-        ErrorCode::ScriptSyntax,
-        ErrorCode::ScriptRuntime,
-        ErrorCode::Timeout,
-        ErrorCode::Cancelled,
-        ErrorCode::FuelExhausted,
-        ErrorCode::MemoryLimit,
-        ErrorCode::StackLimit,
-        ErrorCode::ToolBudget,
-        ErrorCode::ToolDenied,
-        ErrorCode::ToolFailed,
-        ErrorCode::ToolNotFound,
-        ErrorCode::UnresolvablePromise,
-        ErrorCode::ProtocolViolation,
-        ErrorCode::StateConflict,
-        ErrorCode::BudgetExceeded,
-        ErrorCode::DiskLimit,
-        ErrorCode::PackageUnavailable,
-        ErrorCode::PublicationRejected,
-        ErrorCode::InvalidInput,
-        ErrorCode::EngineUnavailable,
-        ErrorCode::IsolateFailure,
-        ErrorCode::ReplayDiverged,
-        ErrorCode::ApprovalRequired,
-    ];
-
     /// The codes the host's imports fail with (`error-info.code` in `wit/forge.wit`). An uncaught
     /// failure of a host call carrying one of them ends the run with that code; any other code a
     /// script puts on an error is `ScriptRuntime` (a script cannot claim `Timeout` or
@@ -99,39 +94,11 @@ impl ErrorCode {
         ErrorCode::InvalidInput,
     ];
 
-    /// The code as it appears on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::ScriptSyntax => "SCRIPT_SYNTAX",
-            ErrorCode::ScriptRuntime => "SCRIPT_RUNTIME",
-            ErrorCode::Timeout => "TIMEOUT",
-            ErrorCode::Cancelled => "CANCELLED",
-            ErrorCode::FuelExhausted => "FUEL_EXHAUSTED",
-            ErrorCode::MemoryLimit => "MEMORY_LIMIT",
-            ErrorCode::DiskLimit => "DISK_LIMIT",
-            ErrorCode::StackLimit => "STACK_LIMIT",
-            ErrorCode::ToolBudget => "TOOL_BUDGET",
-            ErrorCode::ToolDenied => "TOOL_DENIED",
-            ErrorCode::ToolFailed => "TOOL_FAILED",
-            ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
-            ErrorCode::UnresolvablePromise => "UNRESOLVABLE_PROMISE",
-            ErrorCode::ProtocolViolation => "PROTOCOL_VIOLATION",
-            ErrorCode::StateConflict => "STATE_CONFLICT",
-            ErrorCode::BudgetExceeded => "BUDGET_EXCEEDED",
-            ErrorCode::PackageUnavailable => "PACKAGE_UNAVAILABLE",
-            ErrorCode::PublicationRejected => "PUBLICATION_REJECTED",
-            ErrorCode::InvalidInput => "INVALID_INPUT",
-            ErrorCode::EngineUnavailable => "ENGINE_UNAVAILABLE",
-            ErrorCode::IsolateFailure => "ISOLATE_FAILURE",
-            ErrorCode::ReplayDiverged => "REPLAY_DIVERGED",
-            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
-        }
-    }
-
-    /// Parses a wire code; `None` for anything that is not one of SPEC §4.
+    /// Parses a wire code; `None` for anything that is not one of [`ErrorCode::ALL`].
     pub fn parse(text: &str) -> Option<ErrorCode> {
         ErrorCode::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|code| code.as_str() == text)
     }
 }
@@ -217,7 +184,7 @@ pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
 /// The error of a failed execution, as reports and `provenance.json` show it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorReport {
-    /// Stable code (SPEC §4).
+    /// Stable code.
     pub code: ErrorCode,
     /// Why.
     pub message: String,
@@ -230,7 +197,7 @@ pub struct ErrorReport {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Why the host stopped a guest from inside a host call. Returned as the trap's error and
-/// recovered by type (`downcast_ref`), never by its text (SPEC §4).
+/// recovered by type (`downcast_ref`), never by its text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostStop {
     /// The script began more tool calls than allowed.
@@ -275,7 +242,7 @@ mod tests {
 
     #[test]
     fn every_code_round_trips_through_its_wire_name() {
-        for code in ErrorCode::ALL {
+        for &code in ErrorCode::ALL {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
             let json = serde_json::to_string(&code).expect("serialise");
             assert_eq!(json, format!("\"{}\"", code.as_str()));

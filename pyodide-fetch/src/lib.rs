@@ -2,7 +2,7 @@
 //!
 //! - [`lock`]: the Pyodide lock format (`pyodide-lock.json`), which is also ours.
 //! - [`pip`]: pip, through the user's own configuration, fetches pure-Python wheels for
-//!   CPython 3.14 (and builds one from a pure-Python source distribution).
+//!   the engines' CPython (and builds one from a pure-Python source distribution).
 //! - [`wheel`]: what a wheel is: pure or not, what it needs, what it provides to `import`.
 //! - [`store`]: the content-addressed store, `<root>/<sha256>/<file_name>`, verified before use.
 //! - [`fetch`]: `add`, `remove` and `import-lock`, which tie them together and write the lock

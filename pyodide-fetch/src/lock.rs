@@ -12,8 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::FetchError;
 
-/// The Python the packages are locked for: the WASI CPython engines' minor version.
-pub const PYTHON_VERSION: &str = "3.14";
+/// The Python the packages are locked for: the WASI CPython engines' minor version (`3.14`,
+/// from `toolchain.json`).
+pub const PYTHON_VERSION: &str = env!("FORGE_PYTHON_VERSION");
+
+/// Its ABI tag (`cp314`), from `toolchain.json`.
+pub const PYTHON_ABI: &str = env!("FORGE_PYTHON_ABI");
 
 /// The `info.platform` of a lock this crate writes.
 pub const PLATFORM: &str = "wasi_0_2_wasm32";

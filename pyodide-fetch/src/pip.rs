@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::FetchError;
-use crate::lock::PYTHON_VERSION;
+use crate::lock::{PYTHON_ABI, PYTHON_VERSION};
 
 /// The variable that names the pip command (split on spaces), `python3 -m pip` by default.
 pub const PIP_VARIABLE: &str = "FORGE_HOST_PIP";
@@ -107,7 +107,7 @@ impl Pip {
         })
     }
 
-    /// Downloads pure-Python wheels for CPython 3.14 of `specs` and their dependencies into
+    /// Downloads pure-Python wheels for the engines' CPython of `specs` and their dependencies into
     /// `dir`, also looking in `find_links` (wheels built here from source).
     pub fn download_pure(
         &self,
@@ -143,7 +143,7 @@ impl Pip {
         Ok(self.run(&args)?.map(|_| ()).map_err(classify))
     }
 
-    /// Whether `requirement` has a CPython 3.14 wheel for a common native platform (so it has
+    /// Whether `requirement` has a wheel for the engines' CPython on a common native platform (so it has
     /// native code, when it has no pure one).
     pub fn has_platform_wheel(
         &self,
@@ -160,7 +160,7 @@ impl Pip {
             "--python-version",
             PYTHON_VERSION,
         ];
-        for abi in ["cp314", "abi3", "none"] {
+        for abi in [PYTHON_ABI, "abi3", "none"] {
             args.extend(["--abi", abi]);
         }
         for platform in NATIVE_PLATFORMS {

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::FetchError;
-use crate::lock::normalize;
+use crate::lock::{PYTHON_VERSION, normalize};
 use crate::pip::requirement_name;
 
 /// The parts of a wheel file name (PEP 427).
@@ -43,8 +43,8 @@ impl WheelName {
         })
     }
 
-    /// Whether the tags say pure Python that CPython 3.14 can run: platform `any`, ABI `none`,
-    /// and a Python tag of 3.x at most 3.14. `None` says why not.
+    /// Whether the tags say pure Python that the engines' CPython ([`PYTHON_VERSION`]) can run:
+    /// platform `any`, ABI `none`, and a Python tag of 3.x at most its minor. `None` says why not.
     pub fn pure_python_reason(&self) -> Option<String> {
         if self.platform_tag != "any" || self.abi_tag != "none" {
             return Some(format!(
@@ -60,17 +60,26 @@ impl WheelName {
                 .unwrap_or_default();
             match digits.strip_prefix('3') {
                 Some("") => true,
-                Some(minor) => minor.parse::<u32>().is_ok_and(|m| m <= 14),
+                Some(minor) => minor.parse::<u32>().is_ok_and(|m| m <= engines_minor()),
                 None => false,
             }
         });
         (!fits).then(|| {
             format!(
-                "its wheel is for Python `{}`, not CPython 3.14",
+                "its wheel is for Python `{}`, not CPython {PYTHON_VERSION}",
                 self.python_tag
             )
         })
     }
+}
+
+/// The minor version of [`PYTHON_VERSION`] (`14` for `3.14`).
+fn engines_minor() -> u32 {
+    PYTHON_VERSION
+        .split('.')
+        .nth(1)
+        .and_then(|minor| minor.parse().ok())
+        .unwrap_or(0)
 }
 
 /// What a wheel's contents say about it.

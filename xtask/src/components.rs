@@ -105,15 +105,16 @@ fn guest_cargo(subcommand: &str, package: &str) -> std::process::Command {
 }
 
 /// `cargo SUBCOMMAND` for the QuickJS guest: rquickjs compiles QuickJS-ng's C with Debian's
-/// clang-19 against wasi-libc.
+/// clang (`toolchain.json`) against wasi-libc.
 pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
     let sysroot = wasi_sysroot()?;
+    let toolchain = crate::toolchain::Toolchain::get()?;
     let mut command = guest_cargo(subcommand, "forge-quickjs");
     command
         // Without it rquickjs-sys downloads wasi-sdk, which this machine cannot reach.
         .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
-        .env("CC_wasm32_wasip2", "clang-19")
-        .env("AR_wasm32_wasip2", "llvm-ar-19")
+        .env("CC_wasm32_wasip2", toolchain.llvm_tool("clang"))
+        .env("AR_wasm32_wasip2", toolchain.llvm_tool("llvm-ar"))
         .env(
             "CFLAGS_wasm32_wasip2",
             format!(

@@ -1,8 +1,8 @@
 //! `cargo xtask`: everything a fresh machine needs, idempotently, and says what it installs.
 //!
 //! - `setup`: the wasm32-wasip2 Rust target and the Debian packages that compile QuickJS's C
-//!   to wasm32 (clang-19, llvm-19 for llvm-ar-19, wasi-libc), plus the sysroot folder of
-//!   symlinks that points clang at wasi-libc.
+//!   to wasm32 (clang, llvm and wasi-libc, as `toolchain.json` names them), plus the sysroot
+//!   folder of symlinks that points clang at wasi-libc.
 //! - `build`: setup, the engine components copied into `target/engines/` with their pinned
 //!   sha256 in `engines.lock` (QuickJS: Rust and C for wasm32-wasip2; Lua: omnilua, pure Rust,
 //!   for wasm32-wasip2; CPython: componentize-py from a venv in `target/python-venv`), and the
@@ -31,6 +31,7 @@ mod components;
 mod fuzz;
 mod python;
 mod setup;
+mod toolchain;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -101,16 +101,14 @@ fn newest_mtime(path: &Path) -> SystemTime {
     newest
 }
 
-/// The Debian packages of the science build's clang route (clang-19 and llvm-19 come with
-/// `setup`). Both profiles need them: the stdlib one links in the `_bz2` and `_lzma` modules
-/// that build.py compiles.
-const SCIENCE_DEBS: &[&str] = &[
-    "libclang-rt-19-dev-wasm32",
-    "libc++-19-dev-wasm32",
-    "libc++abi-19-dev-wasm32",
-    "lld-19",
-    "zstd",
-];
+/// The Debian packages of the science build's clang route (`toolchain.json`: the QuickJS route's
+/// clang and llvm, and more). Both profiles need them: the stdlib one links in the `_bz2` and
+/// `_lzma` modules that build.py compiles.
+fn science_toolchain() -> Result {
+    let toolchain = crate::toolchain::Toolchain::get()?;
+    apt_install(&toolchain.quickjs_debs)?;
+    apt_install(&toolchain.science_debs)
+}
 
 /// `python3 components/python-science/build.py` with the work and venv folders of
 /// `science_dirs` (pinned, hash-checked, incremental steps).
@@ -130,7 +128,7 @@ fn science_build_py() -> Command {
 /// second once built), whose output folder is one more `-p` path.
 pub fn build_python() -> Result {
     let root = workspace_root();
-    crate::setup::apt_install(SCIENCE_DEBS)?;
+    science_toolchain()?;
     run(science_build_py().args(["--upto", "compression"]))?;
     let compression = PathBuf::from(science_dirs().0).join("site-compression");
     let output = root.join("target/wasm-python/python-cpython.wasm");
@@ -191,7 +189,7 @@ fn profile_packages(profile: &str) -> Result<Vec<String>> {
 pub fn build_science() -> Result {
     let root = workspace_root();
     let packages = profile_packages("python-science")?;
-    crate::setup::apt_install(SCIENCE_DEBS)?;
+    science_toolchain()?;
     let output = root.join("target/wasm-python/python-science.wasm");
     run(science_build_py().arg("--out").arg(&output))?;
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();

@@ -5,9 +5,6 @@ use std::process::Command;
 
 use crate::{Result, run, workspace_root};
 
-/// Debian packages that compile QuickJS's C to wasm32 (FACTS: the verified route).
-const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
-
 /// The servers the distributed tests start on loopback (issue 16): etcd for shared state, NATS
 /// for the queue, `etcd-client` (etcdctl) to give a test etcd its users, and `openssl`, with
 /// which the tests make their own certificates (issue 26).
@@ -40,10 +37,10 @@ fn package_installed(name: &str) -> bool {
 }
 
 /// Installs the Debian packages `names` that are missing (through sudo when not root).
-pub fn apt_install(names: &[&str]) -> Result {
+pub fn apt_install(names: &[impl AsRef<str>]) -> Result {
     let missing: Vec<&str> = names
         .iter()
-        .copied()
+        .map(AsRef::as_ref)
         .filter(|p| !package_installed(p))
         .collect();
     if missing.is_empty() {
@@ -111,12 +108,12 @@ pub fn wasi_sysroot() -> Result<PathBuf> {
 /// Everything the builds need, installed when missing.
 pub fn setup() -> Result {
     rust_target()?;
-    apt_install(&APT_PACKAGES)?;
+    apt_install(&crate::toolchain::Toolchain::get()?.quickjs_debs)?;
     wasi_sysroot()?;
     Ok(())
 }
 
-/// The real peers the tests drive: the Debian packages above when missing, and these, each
+/// The real peers the tests drive: the servers above when missing, and these, each
 /// installed only when its pin file changed (a second run, and a run offline, does nothing):
 /// - `tests/peers/package.json` (MCP servers, the MCP conformance suite with the Node it needs,
 ///   TypeScript): `npm ci` from the lock;

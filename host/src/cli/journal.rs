@@ -19,9 +19,8 @@ pub enum JournalCommand {
         /// Only this session
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
-        /// Only this status (validating, preparing, running, collecting, committing,
-        /// succeeded, failed, cancelled, timed_out)
-        #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+        /// Only this status
+        #[arg(long, value_name = "STATUS", value_parser = status_parser())]
         status: Option<ExecutionState>,
         /// At most this many
         #[arg(long, value_name = "N", default_value_t = 20)]
@@ -68,8 +67,11 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     forge_host::limits::parse_duration(text)
 }
 
-fn parse_status(text: &str) -> Result<ExecutionState, String> {
-    ExecutionState::parse(text).ok_or_else(|| format!("unknown status `{text}`"))
+/// `--status`: the states of [`ExecutionState::ALL`], which `--help` lists.
+fn status_parser() -> impl clap::builder::TypedValueParser<Value = ExecutionState> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ExecutionState::ALL.map(ExecutionState::as_str))
+        .try_map(|text| ExecutionState::parse(&text).ok_or_else(|| format!("unknown status `{text}`")))
 }
 
 fn line(record: &ExecutionRecord) -> String {

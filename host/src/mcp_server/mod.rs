@@ -36,7 +36,7 @@ use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
 use live::{LiveRuns, progress_sink};
 use request::{GetRunArguments, ResumeArguments, RunArguments, SearchArguments};
-use tool_list::tool_list;
+use tool_list::{ServedTool, tool_list};
 
 /// How the server runs scripts.
 #[derive(Debug, Clone)]
@@ -548,10 +548,16 @@ message (a script may be up to --max-script, {} bytes)",
         let _held = self.inner.in_flight.claim(&context.id);
         let bad = |message: String| ErrorData::invalid_params(message, None);
         let name = request.name.as_ref();
-        let result = match name {
-            "run_javascript" | "run_python" => {
+        let Some(tool) = ServedTool::parse(name) else {
+            return Err(bad(format!(
+                "no tool is called `{name}` ({})",
+                ServedTool::names()
+            )));
+        };
+        let result = match tool {
+            ServedTool::RunJavascript | ServedTool::RunPython => {
                 let arguments = request::parse(name, request.arguments).map_err(bad)?;
-                let lang = if name == "run_python" {
+                let lang = if tool == ServedTool::RunPython {
                     Lang::Python
                 } else {
                     Lang::JavaScript
@@ -561,19 +567,16 @@ message (a script may be up to --max-script, {} bytes)",
                 // hold a whole run's future.
                 Box::pin(self.run(lang, arguments, context)).await
             }
-            "search_tools" => self.search(request::parse(name, request.arguments).map_err(bad)?),
-            "get_run" => {
+            ServedTool::SearchTools => {
+                self.search(request::parse(name, request.arguments).map_err(bad)?)
+            }
+            ServedTool::GetRun => {
                 let arguments = request::parse(name, request.arguments).map_err(bad)?;
                 Box::pin(self.get_run(arguments)).await
             }
-            "resume_run" => {
+            ServedTool::ResumeRun => {
                 let arguments = request::parse(name, request.arguments).map_err(bad)?;
                 Box::pin(self.resume(arguments, context)).await
-            }
-            other => {
-                return Err(bad(format!(
-                    "no tool is called `{other}` (run_javascript, run_python, search_tools, get_run, resume_run)"
-                )));
             }
         };
         Ok(result.into())

@@ -10,6 +10,48 @@ use super::request;
 use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
 
+/// The tools the server serves: the one list that both `tools/list` and dispatch read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ServedTool {
+    RunJavascript,
+    RunPython,
+    SearchTools,
+    GetRun,
+    ResumeRun,
+}
+
+impl ServedTool {
+    /// Every tool, in the order `tools/list` gives them.
+    pub(super) const ALL: [ServedTool; 5] = [
+        ServedTool::RunJavascript,
+        ServedTool::RunPython,
+        ServedTool::SearchTools,
+        ServedTool::GetRun,
+        ServedTool::ResumeRun,
+    ];
+
+    /// Its name on the wire.
+    pub(super) const fn name(self) -> &'static str {
+        match self {
+            ServedTool::RunJavascript => "run_javascript",
+            ServedTool::RunPython => "run_python",
+            ServedTool::SearchTools => "search_tools",
+            ServedTool::GetRun => "get_run",
+            ServedTool::ResumeRun => "resume_run",
+        }
+    }
+
+    /// The tool called `name`; `None` when the server has none of that name.
+    pub(super) fn parse(name: &str) -> Option<ServedTool> {
+        ServedTool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    /// Every name, as an error lists them: `run_javascript, run_python, ...`.
+    pub(super) fn names() -> String {
+        ServedTool::ALL.map(ServedTool::name).join(", ")
+    }
+}
+
 /// The server's tools; the run tools' descriptions carry the catalog a script can call.
 pub(super) fn tool_list(catalog: &ToolRegistry, policy: &Policy) -> Vec<McpTool> {
     // A run changes session state (never destructively: a commit is checked against what the
@@ -18,7 +60,6 @@ pub(super) fn tool_list(catalog: &ToolRegistry, policy: &Policy) -> Vec<McpTool>
         .read_only(false)
         .destructive(false)
         .open_world(policy.allow_external);
-    let runs_again = runs.clone();
     let reads = ToolAnnotations::new().read_only(true).open_world(false);
     let object = |value: Value| match value {
         Value::Object(map) => Arc::new(map),
@@ -42,48 +83,69 @@ metrics, id. `import forge`: `forge.result(value)` sets the result, tools are fu
 /output are published.\n\nThe tools it can call:\n```python\n{}```",
         declare::python(catalog)
     );
-    vec![
-        McpTool::new("run_javascript", run_javascript, object(request::run_schema()))
-            .with_annotations(runs.clone()),
-        McpTool::new("run_python", run_python, object(request::run_schema()))
-            .with_annotations(runs),
-        McpTool::new(
-            "search_tools",
-            "Finds the tools scripts can call whose name or description holds the query's words: their names, descriptions, effects and JSON schemas.",
-            object(json!({
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(reads.clone()),
-        McpTool::new(
-            "get_run",
-            "The journal's record of a run by id: status, error, engine, limits, metrics, nested tool calls.",
-            object(json!({
-                "type": "object",
-                "properties": {"id": {"type": "string"}},
-                "required": ["id"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(reads),
-        McpTool::new(
-            "resume_run",
-            "Continues a run that paused (status paused, APPROVAL_REQUIRED) at a tool call that \
+    let search_schema = json!({
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+        "additionalProperties": false
+    });
+    let get_run_schema = json!({
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": false
+    });
+    let resume_schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The paused run's id"},
+            "approve": {"type": "boolean", "description": "Whether the pending call may run"}
+        },
+        "required": ["id", "approve"],
+        "additionalProperties": false
+    });
+    ServedTool::ALL
+        .into_iter()
+        .map(|tool| {
+            let (description, schema, annotations) = match tool {
+                ServedTool::RunJavascript => {
+                    (run_javascript.clone(), request::run_schema(), runs.clone())
+                }
+                ServedTool::RunPython => (run_python.clone(), request::run_schema(), runs.clone()),
+                ServedTool::SearchTools => (
+                    "Finds the tools scripts can call whose name or description holds the query's words: their names, descriptions, effects and JSON schemas.".to_string(),
+                    search_schema.clone(),
+                    reads.clone(),
+                ),
+                ServedTool::GetRun => (
+                    "The journal's record of a run by id: status, error, engine, limits, metrics, nested tool calls.".to_string(),
+                    get_run_schema.clone(),
+                    reads.clone(),
+                ),
+                ServedTool::ResumeRun => (
+                    "Continues a run that paused (status paused, APPROVAL_REQUIRED) at a tool call that \
 needs a person's approval: approve true runs that call, false fails it with TOOL_DENIED; the \
-script then goes on, in a new run whose report this returns. Nothing before the pause runs twice.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "The paused run's id"},
-                    "approve": {"type": "boolean", "description": "Whether the pending call may run"}
-                },
-                "required": ["id", "approve"],
-                "additionalProperties": false
-            })),
-        )
-        .with_annotations(runs_again),
-    ]
+script then goes on, in a new run whose report this returns. Nothing before the pause runs twice."
+                        .to_string(),
+                    resume_schema.clone(),
+                    runs.clone(),
+                ),
+            };
+            McpTool::new(tool.name(), description, object(schema)).with_annotations(annotations)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServedTool;
+
+    #[test]
+    fn every_served_tool_parses_back_from_its_name() {
+        for tool in ServedTool::ALL {
+            assert_eq!(ServedTool::parse(tool.name()), Some(tool));
+        }
+        assert_eq!(ServedTool::parse("run_ruby"), None);
+        assert!(ServedTool::names().contains("resume_run"));
+    }
 }
