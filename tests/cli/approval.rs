@@ -16,12 +16,6 @@ const DRAW_THEN_WRITE: &str = "const n = Math.random();\n\
     state.set('n', n);\n\
     return {n, seen: seen.n};";
 
-fn workspace(sandbox: &Sandbox) -> PathBuf {
-    let ws = sandbox.data_dir().with_file_name("ws");
-    std::fs::create_dir_all(&ws).expect("mkdir");
-    ws
-}
-
 fn pause(sandbox: &Sandbox, ws: &PathBuf, source: &str, ask: &str) -> Value {
     let run = sandbox.run_js(source, &args!["--workspace", ws, ask, "--session", "s"]);
     assert_eq!(run.code(), 1, "{}", run.stdout());
@@ -42,7 +36,7 @@ fn resume(sandbox: &Sandbox, id: &str, answer: &str) -> (i32, Value) {
 #[test]
 fn a_paused_run_resumed_with_approval_writes_once_with_the_same_random_number() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let paused = pause(&sandbox, &ws, DRAW_THEN_WRITE, "--ask");
     let pending = &paused["pending"];
     assert_eq!(pending["tool"], "workspace.write");
@@ -104,7 +98,7 @@ fn a_paused_run_resumed_with_approval_writes_once_with_the_same_random_number() 
 #[test]
 fn a_denied_call_fails_with_tool_denied_and_writes_nothing() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let paused = pause(&sandbox, &ws, DRAW_THEN_WRITE, "--ask=pause");
     let (code, resumed) = resume(&sandbox, paused["id"].as_str().expect("id"), "--deny");
     assert_eq!(code, 1, "{resumed:#}");
@@ -115,7 +109,7 @@ fn a_denied_call_fails_with_tool_denied_and_writes_nothing() {
 #[test]
 fn a_run_can_pause_and_resume_several_times() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let script = "for (const name of ['a.txt', 'b.txt']) await tools.workspace.write({path: name, content: name});\n\
         return 'both';";
     let first = pause(&sandbox, &ws, script, "--ask");
@@ -138,7 +132,7 @@ fn a_run_can_pause_and_resume_several_times() {
 #[test]
 fn state_changed_while_paused_is_a_conflict_not_an_overwrite() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let script = "const c = state.get('c') ?? 0;\n\
         await tools.workspace.write({path: 'c.txt', content: String(c)});\n\
         state.set('c', c + 1);\nreturn c + 1;";
@@ -156,7 +150,7 @@ fn state_changed_while_paused_is_a_conflict_not_an_overwrite() {
 #[test]
 fn a_resume_killed_mid_way_leaves_the_paused_run_resumable() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let script = sandbox.script(
         "publish.py",
         "import forge\n\
@@ -211,7 +205,7 @@ fn a_resume_killed_mid_way_leaves_the_paused_run_resumable() {
 #[test]
 fn a_paused_run_replays_identically_to_its_pause_and_its_replay_is_not_resumable() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     // A call is still in flight when the run pauses: the pause waits for it and records its
     // answer, which the replay and the resume are both handed.
     let script = "const n = Math.random();\n\

@@ -3,88 +3,13 @@
 //! `kill -9` mid-run.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Output};
+use std::process::Child;
 
 use serde_json::Value;
 
 use crate::peers::{EtcdServer, NatsServer};
 use crate::util::Sandbox;
-
-/// A `forge-host worker` process with a data directory of its own, killed when dropped.
-struct Worker {
-    child: Child,
-    name: String,
-    _sandbox: Sandbox,
-}
-
-impl Worker {
-    /// Starts worker `name` on `nats`, with `extra` flags, once it says it serves.
-    fn start(nats: &NatsServer, name: &str, extra: &[&str]) -> Self {
-        let sandbox = Sandbox::new();
-        let mut args = vec!["worker", "--nats", &nats.url, "--name", name];
-        args.extend(extra);
-        let mut child = sandbox.command(&args).spawn().expect("start a worker");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(line)) if line.contains("serving queue") => break,
-                Some(Ok(_)) => {}
-                _ => panic!("worker {name} ended before it served"),
-            }
-        }
-        std::thread::spawn(move || for _ in lines {});
-        Worker {
-            child,
-            name: name.to_string(),
-            _sandbox: sandbox,
-        }
-    }
-
-    /// `kill -9`.
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// `forge-host submit -e CODE --lang js --json --nats URL EXTRA`, started.
-fn submit(sandbox: &Sandbox, nats: &NatsServer, code: &str, extra: &[&str]) -> Child {
-    let mut args = vec![
-        "submit", "-e", code, "--lang", "js", "--json", "--nats", &nats.url,
-    ];
-    args.extend(extra);
-    sandbox.command(&args).spawn().expect("submit")
-}
-
-fn report(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
-
-/// The workers' merged journal: each attempt's latest record, with `worker`, `run`, `attempt`.
-fn merged_journal(sandbox: &Sandbox, nats: &NatsServer) -> Vec<Value> {
-    let listed = sandbox.forge(&[
-        "journal", "list", "--json", "--limit", "1000", "--nats", &nats.url,
-    ]);
-    assert_eq!(listed.code(), 0, "{}", listed.stderr());
-    serde_json::from_str::<Value>(&listed.stdout())
-        .expect("json")
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
+use crate::workers::{Finish, Worker, merged_journal, report, submit};
 
 /// Polls the merged journal until an attempt of `worker` is `running` (published as the run
 /// starts, not only when it ends), within a minute; returns its record.
@@ -147,7 +72,7 @@ fn three_workers_share_thirty_submitted_runs_and_the_journal_merges_them() {
         })
         .collect();
     for (i, run) in runs.into_iter().enumerate() {
-        let output = run.wait_with_output().expect("wait");
+        let output = run.finish();
         let report = report(&output);
         assert_eq!(output.status.code(), Some(0), "{report:#}");
         assert_eq!(report["value"], i, "{report:#}");
@@ -186,10 +111,7 @@ fn two_runs_on_one_key_through_different_workers_give_exactly_one_conflict() {
     let runs: Vec<Child> = (0..2)
         .map(|_| submit(&sandbox, &nats, bump, &["--session", "shared"]))
         .collect();
-    let reports: Vec<Value> = runs
-        .into_iter()
-        .map(|run| report(&run.wait_with_output().expect("wait")))
-        .collect();
+    let reports: Vec<Value> = runs.into_iter().map(|run| report(&run.finish())).collect();
     let won = reports
         .iter()
         .filter(|r| r["status"] == "succeeded")
@@ -226,7 +148,7 @@ fn a_pure_run_whose_worker_is_killed_is_delivered_again_and_succeeds_elsewhere()
     let running = running_in_journal(&sandbox, &nats, "first");
     first.kill();
     let _second = Worker::start(&nats, "second", &[]);
-    let output = run.wait_with_output().expect("wait");
+    let output = run.finish();
     let report = report(&output);
     assert_eq!(report["status"], "succeeded", "{report:#}");
     assert_eq!(report["value"], "done");
@@ -274,7 +196,7 @@ fn a_run_whose_worker_is_killed_after_a_write_is_interrupted_and_never_run_twice
     let running = running_in_journal(&sandbox, &nats, "first");
     first.kill();
     let _second = Worker::start(&nats, "second", &flags);
-    let output = run.wait_with_output().expect("wait");
+    let output = run.finish();
     let report = report(&output);
     assert_eq!(output.status.code(), Some(1), "{report:#}");
     assert_eq!(report["error"]["code"], "ISOLATE_FAILURE");
@@ -314,7 +236,7 @@ fn a_full_queue_refuses_new_submissions_clearly() {
     assert!(refused.stdout().contains("is full"), "{}", refused.stdout());
     // A worker takes the waiting request, and it is answered.
     let _worker = Worker::start(&nats, "late", &[]);
-    let output = waiting.wait_with_output().expect("wait");
+    let output = waiting.finish();
     assert_eq!(report(&output)["value"], 1);
 }
 
@@ -430,9 +352,7 @@ fn records_on_nats_expire_after_the_retention_and_new_runs_still_work() {
     let nats = NatsServer::start();
     let _worker = Worker::start(&nats, "w", &["--retention", "2s"]);
     let sandbox = Sandbox::new();
-    let first = submit(&sandbox, &nats, "return 1;", &[])
-        .wait_with_output()
-        .expect("wait");
+    let first = submit(&sandbox, &nats, "return 1;", &[]).finish();
     assert_eq!(report(&first)["value"], 1);
     assert_eq!(merged_journal(&sandbox, &nats).len(), 1);
     // NATS drops expired messages on its own schedule: poll for it, within a minute.
@@ -445,9 +365,7 @@ fn records_on_nats_expire_after_the_retention_and_new_runs_still_work() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     // The same script again: its blob is written again if it expired.
-    let again = submit(&sandbox, &nats, "return 1;", &[])
-        .wait_with_output()
-        .expect("wait");
+    let again = submit(&sandbox, &nats, "return 1;", &[]).finish();
     assert_eq!(
         report(&again)["value"],
         1,
@@ -464,15 +382,11 @@ fn a_script_and_a_report_over_the_inline_size_go_through_the_object_store() {
     // 100 KB of comment makes the script too big to travel inside the request, and a 2 MB
     // result makes the report bigger than a NATS message may be (1 MiB by default).
     let code = format!("// {}\nreturn 'y'.repeat(2000000);", "x".repeat(100_000));
-    let output = submit(&sandbox, &nats, &code, &[])
-        .wait_with_output()
-        .expect("wait");
+    let output = submit(&sandbox, &nats, &code, &[]).finish();
     let report = report(&output);
     assert_eq!(output.status.code(), Some(0), "{report:#}");
     assert_eq!(report["value"].as_str().map(str::len), Some(2_000_000));
-    let small = submit(&sandbox, &nats, "return 2;", &[])
-        .wait_with_output()
-        .expect("wait");
+    let small = submit(&sandbox, &nats, "return 2;", &[]).finish();
     assert_eq!(self::report(&small)["value"], 2);
 }
 
@@ -498,7 +412,7 @@ fn ctrl_c_on_submit_cancels_the_run_on_its_worker() {
     );
     wait_for_line(&mut run, "started");
     interrupt(&run);
-    let output = run.wait_with_output().expect("wait");
+    let output = run.finish();
     let report = report(&output);
     assert_eq!(report["status"], "cancelled", "{report:#}");
     assert_eq!(report["error"]["code"], "CANCELLED");
@@ -527,7 +441,7 @@ fn a_run_cancelled_before_any_worker_took_it_never_runs() {
     );
     wait_for_line(&mut run, "waiting for a worker");
     interrupt(&run);
-    let output = run.wait_with_output().expect("wait");
+    let output = run.finish();
     let report = report(&output);
     assert_eq!(report["error"]["code"], "CANCELLED", "{report:#}");
     assert!(
@@ -549,9 +463,7 @@ fn a_run_cancelled_before_any_worker_took_it_never_runs() {
             "--allow-write",
         ],
     );
-    let next = submit(&sandbox, &nats, "return 2;", &[])
-        .wait_with_output()
-        .expect("wait");
+    let next = submit(&sandbox, &nats, "return 2;", &[]).finish();
     assert_eq!(self::report(&next)["value"], 2);
     let journal = merged_journal(&sandbox, &nats);
     assert_eq!(journal.len(), 1, "only the second run ran: {journal:#?}");
@@ -573,8 +485,7 @@ fn a_worker_lowers_the_limits_a_submission_asks_to_its_own_and_says_so() {
         "const a = []; for (let i = 0; i < 5e7; i++) a.push(i); return a.length;",
         &["--memory", "1GiB"],
     )
-    .wait_with_output()
-    .expect("wait");
+    .finish();
     let report = report(&output);
     assert_eq!(report["error"]["code"], "MEMORY_LIMIT", "{report:#}");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -582,9 +493,7 @@ fn a_worker_lowers_the_limits_a_submission_asks_to_its_own_and_says_so() {
         stderr.contains("worker `small` runs it with its own lower limits: --memory 64MiB\n"),
         "{stderr}"
     );
-    let fits = submit(&sandbox, &nats, "return 1;", &["--memory", "32MiB"])
-        .wait_with_output()
-        .expect("wait");
+    let fits = submit(&sandbox, &nats, "return 1;", &["--memory", "32MiB"]).finish();
     assert_eq!(self::report(&fits)["value"], 1);
     let stderr = String::from_utf8_lossy(&fits.stderr);
     assert!(stderr.contains("worker `small` runs it\n"), "{stderr}");
@@ -610,7 +519,7 @@ fn a_run_cancelled_while_its_dead_worker_held_it_is_not_run_again() {
     skip_to(&mut lines, "asked its worker to cancel it");
     std::thread::spawn(move || for _ in lines {});
     let _second = Worker::start(&nats, "second", &[]);
-    let output = run.wait_with_output().expect("wait");
+    let output = run.finish();
     let report = report(&output);
     assert_eq!(report["error"]["code"], "CANCELLED", "{report:#}");
     assert!(

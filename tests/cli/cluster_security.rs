@@ -19,73 +19,14 @@ use serde_json::{Value, json};
 use crate::certs::{KeyPair, TestCa};
 use crate::peers::NatsServer;
 use crate::util::Sandbox;
-
-/// A `forge-host worker` with a data directory of its own; its stderr is kept, and it is
-/// killed when dropped.
-struct Worker {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-    sandbox: Sandbox,
-}
-
-impl Worker {
-    /// `forge-host worker ARGS` with `env`, once it says it serves.
-    fn start(args: &[&OsStr], env: &[(&str, &str)]) -> Self {
-        let sandbox = Sandbox::new();
-        let mut all: Vec<&OsStr> = vec![OsStr::new("worker")];
-        all.extend(args);
-        let mut command = sandbox.command(&all);
-        command.envs(env.iter().copied());
-        let mut child = command.spawn().expect("start a worker");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    stderr
-                        .lock()
-                        .expect("stderr")
-                        .push_str(&format!("{line}\n"));
-                    if line.contains("serving queue") {
-                        break;
-                    }
-                }
-                _ => panic!(
-                    "the worker ended before it served:\n{}",
-                    stderr.lock().expect("stderr")
-                ),
-            }
-        }
-        let kept = stderr.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().expect("stderr").push_str(&format!("{line}\n"));
-            }
-        });
-        Worker {
-            child,
-            stderr,
-            sandbox,
-        }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().expect("stderr").clone()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::workers::Worker;
 
 /// `forge-host ARGS` in `sandbox` with `env`.
 fn forge_env(sandbox: &Sandbox, args: &[&OsStr], env: &[(&str, &str)]) -> Output {
     let mut command = sandbox.command(args);
     command.envs(env.iter().copied()).stdin(Stdio::null());
-    command.output().expect("run forge-host")
+    let child = command.spawn().expect("run forge-host");
+    crate::util::finish_within(child, crate::util::FORGE_LIMIT, "forge-host")
 }
 
 fn text(output: &Output) -> String {
@@ -159,7 +100,7 @@ fn nats_with_tls_and_users_serves_the_right_password_and_refuses_wrong_ones() {
     // The worker takes its URL (with the password) from the environment.
     let mut worker_args = vec![OsStr::new("--name"), OsStr::new("tls-worker")];
     worker_args.extend(&tls);
-    let worker = Worker::start(&worker_args, &[("FORGE_HOST_NATS", url.as_str())]);
+    let worker = Worker::with_env(&worker_args, &[("FORGE_HOST_NATS", url.as_str())]);
     assert!(
         worker
             .stderr()
@@ -260,7 +201,7 @@ fn a_token_in_the_url_lets_workers_and_submit_in_and_a_wrong_one_is_refused() {
     let token = "t0k3n-for-forge";
     let nats = NatsServer::start_with(&format!("authorization {{ token: {token:?} }}\n"));
     let url = format!("nats://{token}@{}", nats.address);
-    let worker = Worker::start(&[], &[("FORGE_HOST_NATS", url.as_str())]);
+    let worker = Worker::with_env(&[], &[("FORGE_HOST_NATS", url.as_str())]);
     assert!(
         worker
             .stderr()
@@ -367,7 +308,7 @@ resolver_preload: {{\n  {account}: {account_jwt:?}\n  {system}: {system_jwt:?}\n
     std::fs::write(&creds_file, creds(&account, &user)).expect("write");
     let seed = user.seed().expect("seed");
     let creds_arg = creds_file.display().to_string();
-    let worker = Worker::start(
+    let worker = Worker::with_env(
         &["--nats", &nats.url, "--nats-creds", &creds_arg].map(OsStr::new),
         &[],
     );
@@ -548,7 +489,7 @@ fn plain_text_off_loopback_is_refused_without_insecure_before_anything_is_sent()
 fn a_worker_refuses_what_is_over_its_limits_and_answers_instead_of_dropping_it() {
     // Room for a message larger than the worker's bound (1 MiB above its --max-script).
     let nats = NatsServer::start_with("max_payload: 8MB\n");
-    let _worker = Worker::start(
+    let _worker = Worker::with_env(
         &[
             "--nats",
             &nats.url,

@@ -75,7 +75,7 @@ fn kit_with_a_failing_case(sandbox: &Sandbox) -> PathBuf {
 }
 
 fn quickjs() -> PathBuf {
-    repo().join("target/engines/javascript-quickjs.wasm")
+    crate::util::engine_path("javascript-quickjs")
 }
 
 #[test]

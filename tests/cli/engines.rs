@@ -39,7 +39,7 @@ fn engines_add_refuses_what_is_not_an_engine() {
         "{}",
         add.stderr()
     );
-    let quickjs = repo().join("target/engines/javascript-quickjs.wasm");
+    let quickjs = crate::util::engine_path("javascript-quickjs");
     let again = sandbox.forge(&args!["engines", "add", &quickjs]);
     assert_eq!(again.code(), 0, "{}", again.stderr());
     let lock =

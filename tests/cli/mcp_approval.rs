@@ -15,12 +15,6 @@ const DRAW_THEN_WRITE: &str = "const n = Math.random();\n\
     await tools.workspace.write({path: 'out.txt', content: 'n=' + n});\n\
     return n;";
 
-fn workspace(sandbox: &Sandbox) -> PathBuf {
-    let ws = sandbox.data_dir().with_file_name("ws");
-    std::fs::create_dir_all(&ws).expect("mkdir");
-    ws
-}
-
 fn server_args(ws: &Path, ask: &str) -> Vec<String> {
     vec!["--workspace".into(), ws.display().to_string(), ask.into()]
 }
@@ -32,7 +26,7 @@ fn written(ws: &Path) -> Option<String> {
 #[test]
 fn a_client_that_declared_elicitation_is_asked_live_on_both_transports() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let server = HttpServer::start(
         &sandbox,
         &["--workspace", &ws.display().to_string(), "--ask"],
@@ -87,7 +81,7 @@ fn a_client_that_declared_elicitation_is_asked_live_on_both_transports() {
 #[test]
 fn ask_pause_pauses_even_a_client_that_can_be_asked() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let out = drive(
         &sandbox,
         "elicit",
@@ -147,7 +141,7 @@ fn pause_then_resume(sandbox: &Sandbox, transport: &Transport, ws: &Path, answer
 #[test]
 fn a_client_that_cannot_ask_gets_a_paused_run_and_resume_run_continues_it_on_both_transports() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let server = HttpServer::start(
         &sandbox,
         &["--workspace", &ws.display().to_string(), "--ask"],
@@ -183,7 +177,7 @@ fn a_client_that_cannot_ask_gets_a_paused_run_and_resume_run_continues_it_on_bot
 #[test]
 fn a_run_paused_over_mcp_resumes_from_the_command_line_too() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
+    let ws = sandbox.workspace();
     let out = drive(
         &sandbox,
         "elicit",

@@ -179,8 +179,7 @@ fn results_come_as_structured_content_or_content_and_calls_are_journaled() {
 #[test]
 fn a_server_killed_mid_run_fails_pending_and_later_calls_naming_it() {
     let sandbox = Sandbox::new();
-    let workspace = sandbox.dir.path().join("ws");
-    std::fs::create_dir_all(&workspace).expect("mkdir");
+    let workspace = sandbox.workspace();
     // The server runs under a shell that kills it once the script writes `kill-now`.
     let trigger = workspace.join("kill-now");
     let wrapper = format!(

@@ -24,7 +24,7 @@ impl Warm {
         let kernel = runtime
             .block_on(
                 Kernel::builder(DataDir::new(dir.path().join("data")))
-                    .engine_dirs(vec![repo().join("target/engines")])
+                    .engine_dirs(vec![crate::util::engines_dir()])
                     .build(),
             )
             .expect("a kernel");

@@ -121,9 +121,7 @@ fn a_changed_engine_component_is_a_divergence() {
     // The engine, in a directory of its own that is searched first.
     let engines = sandbox.data_dir().with_file_name("engines");
     std::fs::create_dir_all(&engines).expect("mkdir");
-    let original =
-        std::fs::read(crate::util::repo().join("target/engines/javascript-quickjs.wasm"))
-            .expect("engine");
+    let original = std::fs::read(crate::util::engine_path("javascript-quickjs")).expect("engine");
     let pin = |bytes: &[u8]| {
         std::fs::write(engines.join("javascript-quickjs.wasm"), bytes).expect("write");
         let lock = serde_json::json!({"engines": [{
@@ -219,8 +217,7 @@ fn unrecorded_and_over_budget_runs_say_why_they_cannot_be_replayed() {
 #[test]
 fn a_replay_runs_no_tool_commits_no_state_and_publishes_nothing() {
     let sandbox = Sandbox::new();
-    let workspace = sandbox.data_dir().with_file_name("ws");
-    std::fs::create_dir_all(&workspace).expect("mkdir");
+    let workspace = sandbox.workspace();
     let script = "const n = (state.get('n') ?? 0) + 1; state.set('n', n);\n\
         await tools.workspace.write({path: 'log.txt', content: 'run ' + n});\nreturn n;";
     let report = sandbox

@@ -205,8 +205,7 @@ fn state_commands_read_and_delete_a_sessions_values(backend: &Backend) {
 /// commit compares what it read as well as what it wrote (issue 16: "each read or written key").
 fn a_run_whose_reads_changed_meanwhile_conflicts_though_it_wrote_other_keys(backend: &Backend) {
     let sandbox = Sandbox::new();
-    let ws = sandbox.data_dir().with_file_name("ws");
-    std::fs::create_dir_all(&ws).expect("mkdir");
+    let ws = sandbox.workspace();
     let ws = ws.to_string_lossy().into_owned();
     let session = backend.with(&["--session", "reads"]);
     let paused_after = |read: &str| {

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::util::{Sandbox, args};
 
+/// A workspace holding `hello.txt`.
 fn workspace(sandbox: &Sandbox) -> std::path::PathBuf {
-    let ws = sandbox.dir.path().join("ws");
-    std::fs::create_dir_all(&ws).expect("mkdir");
+    let ws = sandbox.workspace();
     std::fs::write(ws.join("hello.txt"), "hi").expect("write");
     ws
 }

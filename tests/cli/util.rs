@@ -2,7 +2,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -22,6 +23,49 @@ pub const NO_ARGS: &[&str] = &[];
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/engines/`, where `cargo xtask build` publishes the engine components.
+pub fn engines_dir() -> PathBuf {
+    repo().join("target/engines")
+}
+
+/// The published component of engine `id` (`javascript-quickjs`, `python-cpython`, ...).
+pub fn engine_path(id: &str) -> PathBuf {
+    engines_dir().join(format!("{id}.wasm"))
+}
+
+/// The longest one `forge-host` command of a test may take (the slowest, the upstream numpy and
+/// pandas suites, take a few minutes): a hang fails its test instead of the whole suite.
+pub const FORGE_LIMIT: Duration = Duration::from_secs(900);
+
+/// Waits for `child` to end, at most `limit`: past it the child is killed and the test fails,
+/// naming `what` and showing what the child printed, rather than hanging the whole suite.
+pub fn finish_within(child: Child, limit: Duration, what: &str) -> Output {
+    let pid = child.id();
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match ended.recv_timeout(limit) {
+        Ok(output) => output.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            let output = ended
+                .recv_timeout(Duration::from_secs(10))
+                .ok()
+                .and_then(Result::ok);
+            let (stdout, stderr) = output.map_or_else(Default::default, |o| {
+                (
+                    String::from_utf8_lossy(&o.stdout).into_owned(),
+                    String::from_utf8_lossy(&o.stderr).into_owned(),
+                )
+            });
+            panic!(
+                "{what} had not ended after {limit:?}: killed\nstdout: {stdout}\nstderr: {stderr}"
+            );
+        }
+    }
 }
 
 /// The language of a script given as source.
@@ -118,6 +162,13 @@ impl Sandbox {
         self.dir.path().join("data")
     }
 
+    /// An empty workspace folder, `ws`, beside the data directory.
+    pub fn workspace(&self) -> PathBuf {
+        let ws = self.dir.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("mkdir ws");
+        ws
+    }
+
     /// Writes a script into the sandbox and returns its path.
     pub fn script(&self, name: &str, source: &str) -> PathBuf {
         let path = self.dir.path().join(name);
@@ -132,15 +183,20 @@ impl Sandbox {
         command
     }
 
-    /// `forge-host ARGS` with this sandbox's data directory, run from the sandbox.
+    /// `forge-host ARGS` with this sandbox's data directory, run from the sandbox; one that has
+    /// not ended within [`FORGE_LIMIT`] is killed and fails the test.
     pub fn forge(&self, args: &[impl AsRef<OsStr>]) -> Run {
-        let output = self
+        let child = self
             .binary(args)
             .arg("--data-dir")
             .arg(self.data_dir())
             .env_remove("FORGE_HOST_DATA_DIR")
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("run forge-host");
+        let output = finish_within(child, FORGE_LIMIT, "forge-host");
         Run { output }
     }
 

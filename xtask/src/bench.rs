@@ -57,7 +57,7 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     std::fs::write(&script, "return 1").map_err(|e| e.to_string())?;
     let py_script = scratch.join("result1.py");
     std::fs::write(&py_script, "import forge\nforge.result(1)\n").map_err(|e| e.to_string())?;
-    let binary = root.join("target/release/forge-host");
+    let binary = crate::paths::host_binary();
     let data = scratch.join("cli-data");
     let once_with = |script: &Path, cache: &Path| -> Result<f64> {
         let started = Instant::now();
@@ -161,7 +161,7 @@ fn groupby_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     };
     let mut numbers = Numbers::new();
     // Native: a venv with the same pandas and numpy (wheels for the machine's python3).
-    let venv = root.join("target/bench-pandas-venv");
+    let venv = crate::paths::target().join("bench-pandas-venv");
     if !venv.join("bin/python").exists() {
         run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
         run(Command::new(venv.join("bin/pip")).args([
@@ -196,7 +196,7 @@ fn groupby_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     .map_err(|e| e.to_string())?;
     let started = Instant::now();
     let report = capture(
-        Command::new(root.join("target/release/forge-host"))
+        Command::new(crate::paths::host_binary())
             .arg("run")
             .arg(&sandboxed)
             .args(["--json", "--memory", "2GiB", "--timeout", "10m", "--input"])
@@ -609,23 +609,23 @@ pub fn bench() -> Result {
         "cluster_bench",
     ]))?;
     run(cargo().args(["build", "--release", "--package", "quickjs-native"]))?;
-    let scratch = root.join("target/bench-scratch");
+    let scratch = crate::paths::target().join("bench-scratch");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
 
     let mut numbers = Numbers::new();
-    let engines = root.join("target/engines");
+    let engines = crate::paths::engines();
     numbers.extend(json_numbers(&capture(
-        Command::new(root.join("target/release/examples/bench"))
+        Command::new(crate::paths::release_example("bench"))
             .arg(&engines)
             .arg(scratch.join("lib-data"))
             .arg(scratch.join("lib-cold-cache")),
     )?));
     numbers.extend(json_numbers(&capture(&mut Command::new(
-        root.join("target/release/quickjs-native"),
+        crate::paths::release_binary("quickjs-native"),
     ))?));
     numbers.extend(json_numbers(&capture(
-        Command::new(root.join("target/release/examples/epoch_cost")).arg(&engines),
+        Command::new(crate::paths::release_example("epoch_cost")).arg(&engines),
     )?));
     numbers.extend(cli_numbers(&root, &scratch)?);
     numbers.extend(groupby_numbers(&root, &scratch)?);
@@ -639,8 +639,8 @@ pub fn bench() -> Result {
     }
     crate::setup::apt_install(&["nats-server"])?;
     numbers.extend(json_numbers(&capture(
-        Command::new(root.join("target/release/examples/cluster_bench"))
-            .arg(root.join("target/release/forge-host"))
+        Command::new(crate::paths::release_example("cluster_bench"))
+            .arg(crate::paths::host_binary())
             .arg(scratch.join("cluster")),
     )?));
 

@@ -23,11 +23,11 @@ pub fn numbers(root: &Path, scratch: &Path) -> Result<Vec<(String, f64)>> {
     let native = capture(
         Command::new("python3")
             .arg(root.join("bench/cpu/native_cpython.py"))
-            .arg(root.join("target/bench-cpython")),
+            .arg(crate::paths::target().join("bench-cpython")),
     )?;
     let native = capture(Command::new(native.trim()).arg(&suite))?;
     let ours = capture(
-        Command::new(root.join("target/release/forge-host"))
+        Command::new(crate::paths::host_binary())
             .arg("run")
             .arg(&suite)
             .args(["--json", "--timeout", "5m", "--data-dir"])

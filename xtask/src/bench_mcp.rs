@@ -49,7 +49,7 @@ pub fn mcp_output(root: &Path, scratch: &Path) -> Result<String> {
     crate::bench::capture(
         Command::new(python)
             .arg(root.join("bench/mcp/bench_mcp.py"))
-            .arg(root.join("target/release/forge-host"))
+            .arg(crate::paths::host_binary())
             .arg(scratch.join("mcp-data"))
             .arg(everything),
     )

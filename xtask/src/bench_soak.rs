@@ -90,12 +90,12 @@ pub fn outputs(root: &Path, scratch: &Path) -> Result<Vec<String>> {
     let floods = capture(
         Command::new("python3")
             .arg(root.join("bench/floods/floods.py"))
-            .arg(root.join("target/release/forge-host"))
+            .arg(crate::paths::host_binary())
             .arg(scratch.join("flood-data")),
     )?;
     let soak = capture(
-        Command::new(root.join("target/release/examples/soak"))
-            .arg(root.join("target/engines"))
+        Command::new(crate::paths::release_example("soak"))
+            .arg(crate::paths::engines())
             .arg(scratch.join("soak-data"))
             .arg("10000"),
     )?;

@@ -9,7 +9,7 @@ use crate::bench::capture;
 /// (what, version) pairs; a tool that cannot say is left out.
 pub fn versions(root: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let forge = root.join("target/release/forge-host");
+    let forge = crate::paths::host_binary();
     if let Ok(text) = capture(Command::new(&forge).args(["engines", "list", "--json"]))
         && let Ok(listed) = serde_json::from_str::<serde_json::Value>(&text)
     {

@@ -12,7 +12,7 @@ use crate::{Result, cargo, run, workspace_root};
 /// other engine to be compiled first; the host checks them against `describe()`), and the
 /// packages it provides beyond its standard library (which pick a Python profile).
 pub fn publish(built: &Path, id: &str, extensions: &[&str], packages: &[&str]) -> Result {
-    let engines = workspace_root().join("target/engines");
+    let engines = crate::paths::engines();
     std::fs::create_dir_all(&engines).map_err(|e| format!("{}: {e}", engines.display()))?;
     let bytes = std::fs::read(built).map_err(|e| format!("{}: {e}", built.display()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
@@ -22,46 +22,35 @@ pub fn publish(built: &Path, id: &str, extensions: &[&str], packages: &[&str]) -
         std::fs::write(&destination, &bytes)
             .map_err(|e| format!("{}: {e}", destination.display()))?;
     }
-    let lock_path = engines.join("engines.lock");
-    let mut entries: Vec<(String, String)> = std::fs::read_to_string(&lock_path)
-        .ok()
-        .map(|text| parse_lock(&text))
+    let lock_path = engines.join(engine_lock::LOCK_FILE);
+    // Whatever else the lock says (another engine, a conformance record) is kept.
+    let mut lock = engine_lock::EngineLock::read(&lock_path)
+        .map_err(|e| {
+            let why = std::error::Error::source(&e).map(ToString::to_string);
+            format!("{e}: {}", why.unwrap_or_default())
+        })?
         .unwrap_or_default();
-    entries.retain(|(name, _)| *name != file);
-    let list = |items: &[&str]| {
-        let quoted: Vec<String> = items.iter().map(|e| format!("\"{e}\"")).collect();
-        format!("[{}]", quoted.join(", "))
-    };
-    let provides = if packages.is_empty() {
-        String::new()
-    } else {
-        format!(", \"packages\": {}", list(packages))
-    };
-    let line = format!(
-        "    {{ \"file\": \"{file}\", \"sha256\": \"{sha256}\", \"id\": \"{id}\", \"extensions\": {}{provides} }}",
-        list(extensions)
-    );
-    entries.push((file.clone(), line));
-    entries.sort();
-    let body: Vec<&str> = entries.iter().map(|(_, line)| line.as_str()).collect();
-    let text = format!("{{\n  \"engines\": [\n{}\n  ]\n}}\n", body.join(",\n"));
+    // A conformance record is kept while it describes these very bytes.
+    let conformance = lock
+        .engines
+        .iter()
+        .find(|e| e.file == file && e.sha256 == sha256)
+        .and_then(|e| e.conformance.clone());
+    let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect();
+    lock.upsert(engine_lock::LockedEngine {
+        file: file.clone(),
+        sha256: sha256.clone(),
+        id: Some(id.to_string()),
+        extensions: Some(strings(extensions)),
+        packages: (!packages.is_empty()).then(|| strings(packages)),
+        conformance,
+    });
+    let text = lock.to_text();
     if std::fs::read_to_string(&lock_path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&lock_path, text).map_err(|e| format!("{}: {e}", lock_path.display()))?;
     }
     eprintln!("xtask: {file}: {} bytes, sha256 {sha256}", bytes.len());
     Ok(())
-}
-
-/// (file, line) of every engine in a lock this module wrote (one engine per line).
-fn parse_lock(text: &str) -> Vec<(String, String)> {
-    let file = |line: &str| -> Option<String> {
-        let start = line.find("\"file\": \"")? + 9;
-        let end = start + line[start..].find('"')?;
-        Some(line[start..end].to_string())
-    };
-    text.lines()
-        .filter_map(|line| Some((file(line)?, line.trim_end_matches(',').to_string())))
-        .collect()
 }
 
 /// Flags for guest builds: no debug info, and no machine-specific paths in the binary (panic
@@ -129,7 +118,7 @@ pub fn quickjs_cargo(subcommand: &str) -> Result<std::process::Command> {
 /// Builds the QuickJS engine and publishes it in `target/engines/`.
 pub fn build_quickjs() -> Result {
     run(&mut quickjs_cargo("build")?)?;
-    let built = workspace_root().join("target/wasm32-wasip2/release/forge_quickjs.wasm");
+    let built = crate::paths::guest_wasm("forge_quickjs");
     publish(&built, "javascript-quickjs", &[".js", ".mjs", ".cjs"], &[])
 }
 
@@ -141,7 +130,7 @@ pub fn lua_cargo(subcommand: &str) -> std::process::Command {
 /// Builds the Lua engine and publishes it in `target/engines/`.
 pub fn build_lua() -> Result {
     run(&mut lua_cargo("build"))?;
-    let built = workspace_root().join("target/wasm32-wasip2/release/forge_lua.wasm");
+    let built = crate::paths::guest_wasm("forge_lua");
     publish(&built, "lua", &[".lua"], &[])
 }
 

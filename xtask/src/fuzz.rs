@@ -77,7 +77,7 @@ fn cargo_fuzz(subcommand: &str) -> Command {
         .current_dir(root.join("fuzz"))
         .args(["+nightly", "fuzz", subcommand, "--fuzz-dir", "."])
         .arg("--target-dir")
-        .arg(root.join("target/fuzz"));
+        .arg(crate::paths::target().join("fuzz"));
     command
 }
 
@@ -87,11 +87,13 @@ pub fn fuzz(targets: &[&str], seconds: u64) -> Result {
     run(&mut cargo_fuzz("build"))?;
     let root = workspace_root();
     for target in targets {
-        let corpus = root.join("target/fuzz/corpus").join(target);
+        let corpus = crate::paths::target().join("fuzz/corpus").join(target);
         let seeds = root.join("fuzz/seeds").join(target);
         std::fs::create_dir_all(&corpus)
             .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
-        let log = root.join("target/fuzz/logs").join(format!("{target}.log"));
+        let log = crate::paths::target()
+            .join("fuzz/logs")
+            .join(format!("{target}.log"));
         eprintln!(
             "xtask: fuzzing {target} for {seconds} s (libFuzzer's log: {})",
             log.display()

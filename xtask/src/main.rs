@@ -29,6 +29,7 @@ mod bench_soak;
 mod bench_versions;
 mod components;
 mod fuzz;
+mod paths;
 mod python;
 mod setup;
 mod toolchain;
@@ -141,7 +142,7 @@ fn main() -> ExitCode {
             python::build_science_testkit()?;
             // Compiles every engine into the cache once (python-science: ~17 s), instead of in
             // each of the tests that start at the same moment.
-            run(Command::new(workspace_root().join("target/release/forge-host")).arg("status"))?;
+            run(Command::new(crate::paths::host_binary()).arg("status"))?;
             run(cargo()
                 .args([
                     "test",
@@ -171,7 +172,7 @@ fn main() -> ExitCode {
             Profiles::Stdlib
         })
         .and_then(|()| {
-            let binary = workspace_root().join("target/release/forge-host");
+            let binary = crate::paths::host_binary();
             run(Command::new(binary).arg("run").args(&args[1..]))
         }),
         Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),

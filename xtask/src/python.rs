@@ -26,7 +26,7 @@ fn componentize_py_version() -> Result<&'static str> {
 }
 
 fn venv_dir() -> PathBuf {
-    workspace_root().join("target/python-venv")
+    crate::paths::target().join("python-venv")
 }
 
 fn componentize_py() -> PathBuf {
@@ -131,7 +131,7 @@ pub fn build_python() -> Result {
     science_toolchain()?;
     run(science_build_py().args(["--upto", "compression"]))?;
     let compression = PathBuf::from(science_dirs().0).join("site-compression");
-    let output = root.join("target/wasm-python/python-cpython.wasm");
+    let output = crate::paths::target().join("wasm-python/python-cpython.wasm");
     let sources = [
         root.join("wit"),
         root.join("components/python"),
@@ -190,7 +190,7 @@ pub fn build_science() -> Result {
     let root = workspace_root();
     let packages = profile_packages("python-science")?;
     science_toolchain()?;
-    let output = root.join("target/wasm-python/python-science.wasm");
+    let output = crate::paths::target().join("wasm-python/python-science.wasm");
     run(science_build_py().arg("--out").arg(&output))?;
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     publish(&output, "python-science", &[".py"], &packages)
@@ -199,10 +199,18 @@ pub fn build_science() -> Result {
 /// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
 fn science_dirs() -> (String, String) {
     let root = workspace_root();
-    let work = std::env::var("SCIENCE_WORK")
-        .unwrap_or_else(|_| root.join("target/science-build").display().to_string());
-    let venv = std::env::var("SCIENCE_VENV")
-        .unwrap_or_else(|_| root.join("target/science-venv").display().to_string());
+    let work = std::env::var("SCIENCE_WORK").unwrap_or_else(|_| {
+        crate::paths::target()
+            .join("science-build")
+            .display()
+            .to_string()
+    });
+    let venv = std::env::var("SCIENCE_VENV").unwrap_or_else(|_| {
+        crate::paths::target()
+            .join("science-venv")
+            .display()
+            .to_string()
+    });
     (work, venv)
 }
 
@@ -215,7 +223,7 @@ pub fn build_science_testkit() -> Result {
         .current_dir(&root)
         .arg("components/python-science/testkit.py")
         .args(["--work", &work, "--venv", &venv, "--out"])
-        .arg(root.join("target/science-testkit")))
+        .arg(crate::paths::target().join("science-testkit")))
 }
 
 #[cfg(test)]

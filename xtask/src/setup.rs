@@ -80,7 +80,7 @@ pub fn apt_install(names: &[impl AsRef<str>]) -> Result {
 /// The sysroot clang compiles wasm32 C against: symlinks to Debian's wasi-libc (pointing
 /// `--sysroot` straight at `/usr/include/wasm32-wasi` falls back to glibc headers).
 pub fn wasi_sysroot() -> Result<PathBuf> {
-    let sysroot = workspace_root().join("target/wasi-sysroot");
+    let sysroot = crate::paths::target().join("wasi-sysroot");
     let links = [
         (
             sysroot.join("include"),
@@ -152,5 +152,5 @@ pub fn test_peers() -> Result {
 
 /// The venv holding the Python MCP SDK (the tests find it here too).
 pub fn test_peers_venv() -> PathBuf {
-    workspace_root().join("target/test-peers-venv")
+    crate::paths::target().join("test-peers-venv")
 }

@@ -71,7 +71,9 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
 fn status_parser() -> impl clap::builder::TypedValueParser<Value = ExecutionState> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(ExecutionState::ALL.map(ExecutionState::as_str))
-        .try_map(|text| ExecutionState::parse(&text).ok_or_else(|| format!("unknown status `{text}`")))
+        .try_map(|text| {
+            ExecutionState::parse(&text).ok_or_else(|| format!("unknown status `{text}`"))
+        })
 }
 
 fn line(record: &ExecutionRecord) -> String {

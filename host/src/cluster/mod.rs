@@ -24,6 +24,7 @@
 
 mod bounds;
 pub mod connect;
+mod error;
 mod journal_feed;
 mod names;
 mod ownership;
@@ -36,6 +37,7 @@ use std::time::Duration;
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
 pub use connect::{NatsAuth, NatsError, NatsOptions, NatsTarget};
+pub use error::ClusterError;
 pub use names::{DEFAULT_QUEUE, validate_queue};
 pub use wire::JournalEntry;
 
@@ -54,6 +56,9 @@ pub struct QueueOptions {
     /// that old).
     pub retention: Duration,
 }
+
+/// The longest one read of the journal stream waits for the messages it was told are there.
+const JOURNAL_FETCH_WAIT: Duration = Duration::from_secs(2);
 
 /// [`QueueOptions::retention`]'s default: a week.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -84,11 +89,8 @@ pub struct Cluster {
 }
 
 /// An error of NATS, as forge-host reports it.
-fn nats(what: &str, url: &str, error: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorCode::IsolateFailure,
-        format!("NATS at {url}: {what}: {error}"),
-    )
+fn nats(what: &str, url: &str, error: impl std::error::Error + Send + Sync + 'static) -> Error {
+    ClusterError::nats(what, url, error).into()
 }
 
 impl Cluster {
@@ -290,9 +292,12 @@ impl Cluster {
             .map_err(|e| nats("reading the journal stream", &self.url, e))?;
         let mut entries = Vec::new();
         loop {
+            // Bounded: a server may count a message that expired meanwhile as still pending
+            // and hold a no-wait pull for it; without `expires` nothing would ever end it.
             let mut batch = reader
                 .fetch()
                 .max_messages(1000)
+                .expires(JOURNAL_FETCH_WAIT)
                 .messages()
                 .await
                 .map_err(|e| nats("reading the journal stream", &self.url, e))?;

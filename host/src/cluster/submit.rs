@@ -11,7 +11,7 @@ use futures::StreamExt;
 
 use super::names::{self, REPLY_HEADER};
 use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
-use super::{Cluster, nats};
+use super::{Cluster, ClusterError, nats};
 use crate::error::{Error, ErrorCode};
 use crate::files::{self, PublishError};
 use crate::journal::RecordMode;
@@ -116,8 +116,10 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         progress: submission.events.is_some(),
         record: submission.record,
     };
-    let payload = serde_json::to_vec(&message)
-        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+    let payload = serde_json::to_vec(&message).map_err(|source| ClusterError::Encode {
+        what: "the request",
+        source,
+    })?;
     let inbox = cluster.client.new_inbox();
     let replies = cluster
         .client
@@ -175,7 +177,10 @@ impl Canceller {
         if self
             .cluster
             .owners
-            .create(self.id.as_str(), super::ownership::record_bytes(&never_ran))
+            .create(
+                self.id.as_str(),
+                super::ownership::record_bytes(&never_ran).map_err(Error::from)?,
+            )
             .await
             .is_ok()
         {
@@ -318,7 +323,7 @@ impl Queued {
         if !files.is_empty() {
             // Written whole or not at all, as a local run publishes: into a staging folder
             // beside `dir`, renamed into place once every file is there.
-            let not_published = |e: PublishError| Error::new(e.code(), e.to_string());
+            let not_published = |e: PublishError| Error::from_source(e.code(), e);
             let staged = files::stage_empty(&dir, &report.id).map_err(not_published)?;
             for file in files {
                 let relative = Path::new(&file.path);

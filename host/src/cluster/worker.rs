@@ -16,7 +16,7 @@ use super::journal_feed::JournalFeed;
 use super::names::{self, REPLY_HEADER};
 use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
 use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
-use super::{Cluster, QueueOptions, nats};
+use super::{Cluster, ClusterError, QueueOptions, nats};
 use crate::error::{Error, ErrorCode};
 use crate::kernel::{CancelHandle, ExecutionRequest, Kernel, RunReport};
 use crate::limits::Limits;
@@ -296,11 +296,16 @@ async fn run(
         Err(_) => return outcome,
     };
     current.outcome = Some(outcome.clone());
-    if let Err(error) = cluster
-        .owners
-        .update(request.id.as_str(), record_bytes(&current), revision)
-        .await
-    {
+    let stored = match record_bytes(&current) {
+        Ok(bytes) => cluster
+            .owners
+            .update(request.id.as_str(), bytes, revision)
+            .await
+            .map(|_| ())
+            .map_err(|error| error.to_string()),
+        Err(error) => Err(crate::error::chain_text(&error)),
+    };
+    if let Err(error) = stored {
         log(
             options,
             &format!("storing the outcome of {}: {error}", request.id),
@@ -392,16 +397,12 @@ async fn prepare(
         .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?,
     };
     let incoming = kernel.data_dir().root().join("incoming");
-    std::fs::create_dir_all(&incoming).map_err(|e| {
-        Error::new(
-            ErrorCode::IsolateFailure,
-            format!("{}: {e}", incoming.display()),
-        )
-    })?;
+    std::fs::create_dir_all(&incoming)
+        .map_err(|e| ClusterError::local("cannot make", &incoming, e))?;
     let folder = tempfile::Builder::new()
         .prefix("run-")
         .tempdir_in(&incoming)
-        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+        .map_err(|e| ClusterError::local("cannot make a run folder in", &incoming, e))?;
     let mut tops: Vec<PathBuf> = Vec::new();
     for input in &request.inputs {
         let relative = safe_relative(&input.path)?;
@@ -411,10 +412,9 @@ async fn prepare(
         let path = folder.path().join(&relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
-                .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+                .map_err(|e| ClusterError::local("cannot make", parent, e))?;
         }
-        std::fs::write(&path, bytes)
-            .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+        std::fs::write(&path, bytes).map_err(|e| ClusterError::local("cannot write", &path, e))?;
         if let Some(top) = relative.components().next() {
             let top = folder.path().join(top);
             if !tops.contains(&top) {
@@ -467,7 +467,12 @@ async fn prepare(
         let id = request.id.clone();
         Arc::new(move || {
             let (owners, id, record) = (owners.clone(), id.clone(), record.clone());
-            async move { mark_effects(&owners, &id, &record).await }.boxed()
+            async move {
+                mark_effects(&owners, &id, &record)
+                    .await
+                    .map_err(crate::kernel::EffectsRefused::new)
+            }
+            .boxed()
         })
     };
     let execution = ExecutionRequest {
@@ -506,7 +511,7 @@ async fn upload_published(cluster: &Cluster, out: &Path) -> Result<Vec<FileRef>,
                 Ok(kind) if kind.is_dir() => pending.push((path, entry.path())),
                 Ok(kind) if kind.is_file() => {
                     let bytes = std::fs::read(entry.path())
-                        .map_err(|e| Error::new(ErrorCode::IsolateFailure, e.to_string()))?;
+                        .map_err(|e| ClusterError::local("cannot read", &entry.path(), e))?;
                     let sha256 = cluster.put_blob(&bytes).await?;
                     files.push(FileRef {
                         path,

@@ -34,8 +34,11 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-fn to_json(lock: &EngineLock) -> Result<Vec<u8>> {
-    serde_json::to_vec_pretty(lock).map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))
+/// The data directory's lock; a lock that does not parse is an error, never replaced.
+fn read_lock(path: &Path) -> Result<EngineLock> {
+    EngineLock::read(path)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))
 }
 
 /// A component checked against the world, not yet registered.
@@ -103,14 +106,11 @@ impl EngineRegistry {
         let dir = data_dir.root().join("engines");
         let name = format!("{}.wasm", description.id);
         let path = dir.join(&name);
-        write(&path, &bytes)?;
+        // Read before anything is written: a broken lock stops the install with nothing changed.
         let lock_path = dir.join(LOCK_FILE);
-        let mut lock: EngineLock = std::fs::read(&lock_path)
-            .ok()
-            .and_then(|text| serde_json::from_slice(&text).ok())
-            .unwrap_or_default();
-        lock.engines.retain(|e| e.file != name);
-        lock.engines.push(LockedEngine {
+        let mut lock = read_lock(&lock_path)?;
+        write(&path, &bytes)?;
+        lock.upsert(LockedEngine {
             file: name,
             sha256: sha256.clone(),
             id: Some(description.id.clone()),
@@ -118,7 +118,7 @@ impl EngineRegistry {
             packages: None,
             conformance,
         });
-        write(&lock_path, &to_json(&lock)?)?;
+        write(&lock_path, lock.to_text().as_bytes())?;
         Ok(Installed {
             description,
             sha256,
@@ -152,6 +152,6 @@ pub fn stage_candidate(bytes: &[u8], dir: &Path) -> Result<String> {
         })
     };
     scratch_write("candidate.wasm", bytes)?;
-    scratch_write(LOCK_FILE, &to_json(&lock)?)?;
+    scratch_write(LOCK_FILE, lock.to_text().as_bytes())?;
     Ok(sha256)
 }

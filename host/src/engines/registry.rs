@@ -23,52 +23,8 @@ use crate::datadir::DataDir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::primitives::sha256_hex;
 
-/// The file in an engine directory that pins its components.
-pub const LOCK_FILE: &str = "engines.lock";
-
-/// `engines.lock`: the components of a directory and their sha256.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EngineLock {
-    /// One entry per component.
-    pub engines: Vec<LockedEngine>,
-}
-
-/// One pinned component.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LockedEngine {
-    /// File name within the directory.
-    pub file: String,
-    /// sha256 of its bytes, hex.
-    pub sha256: String,
-    /// The engine id its `describe()` returns, when the lock knows it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The extensions it runs, when the lock knows them: the engine for a file is then chosen
-    /// without compiling the others. Checked against `describe()` when the engine is loaded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extensions: Option<Vec<String>>,
-    /// Packages it provides beyond its language's standard library (a Python profile's numpy,
-    /// pandas, ...), which pick the smallest profile that covers a script's imports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packages: Option<Vec<String>>,
-    /// How it did on the conformance kit when `engines add` registered it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conformance: Option<ConformanceRecord>,
-}
-
-/// An engine's result on the conformance kit, as its lock keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConformanceRecord {
-    /// Cases it passed.
-    pub passed: usize,
-    /// The cases it failed.
-    pub failed: Vec<String>,
-    /// Registered with `--force` although it failed some.
-    pub forced: bool,
-}
+// The lock's types are shared with xtask, which writes `target/engines/engines.lock`.
+pub use engine_lock::{ConformanceRecord, EngineLock, LOCK_FILE, LockedEngine};
 
 /// What an engine says about itself (its `describe()` answer).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,7 +145,7 @@ impl EngineRegistry {
             let Ok(text) = fs::read(&lock_path) else {
                 continue;
             };
-            let lock: EngineLock = match serde_json::from_slice(&text) {
+            let lock = match EngineLock::parse(&text) {
                 Ok(lock) => lock,
                 Err(error) => {
                     registry

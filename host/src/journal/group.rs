@@ -8,7 +8,7 @@
 //! (a close, another run's flush) takes every held record with it, and [`Change::Flush`] commits
 //! them at once: the kernel sends it before anything that changes the world outside.
 //!
-//! Each change is checked before it writes (see `store::create_in`), so one refused change (a
+//! Each change is checked before it writes (see `transaction::create_in`), so one refused change (a
 //! second close, say) fails alone and the others in its group still commit. If the group's
 //! commit itself fails, every change in it is tried again in a transaction of its own, so that
 //! each caller gets its own precise answer.
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use redb::Database;
 use tokio::sync::oneshot;
 
-use super::store::{close_in, create_in, database};
+use super::transaction::{close_in, create_in, database};
 use super::{Closing, ExecutionRecord, JournalError};
 
 /// One change an execution asks for.

@@ -25,13 +25,15 @@ mod schema;
 mod store;
 mod tape;
 mod tapes;
+mod transaction;
 
 pub use blobs::{BlobError, Blobs};
 pub use owner::Owner;
 pub use resume::ResumeRefused;
 pub use schema::{
-    CallRecord, CallStatus, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Metrics,
-    PendingApproval, PublishedFile, SCHEMA_VERSION, SchemaError, StateCommitMark, Step,
+    CallRecord, CallStatus, EndReason, ExecutionRecord, ExecutionState, JournalInput,
+    JournalPackage, Metrics, PendingApproval, PublishedFile, SCHEMA_VERSION, SchemaError,
+    StateCommitMark, Step,
 };
 pub use store::{Journal, ListFilter};
 pub use tape::{
@@ -47,7 +49,7 @@ pub fn decode_record<T: serde::de::DeserializeOwned>(
     key: &str,
     bytes: &[u8],
 ) -> Result<T, JournalError> {
-    store::decode(key, bytes)
+    transaction::decode(key, bytes)
 }
 
 use crate::datadir::DataDirError;

@@ -6,9 +6,10 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::owner::Owner;
 use super::schema::{
-    EXECUTIONS, ExecutionRecord, ExecutionState, OPEN, STATE_COMMITS, StateCommitMark, Step,
+    EXECUTIONS, EndReason, ExecutionRecord, ExecutionState, OPEN, STATE_COMMITS, StateCommitMark,
+    Step,
 };
-use super::store::{database, decode, encode};
+use super::transaction::{database, decode, encode};
 use super::{Journal, JournalError};
 use crate::error::ErrorCode;
 use crate::primitives::now_utc;
@@ -101,7 +102,7 @@ impl ExecutionRecord {
         });
         self.error_code = Some(ErrorCode::IsolateFailure);
         self.error_message = Some(message);
-        self.reason = Some("interrupted".into());
+        self.reason = Some(EndReason::Interrupted);
         self.ended_at = Some(at);
     }
 }

@@ -4,8 +4,8 @@
 
 use redb::ReadableTable;
 
-use super::schema::{EXECUTIONS, ExecutionRecord, ExecutionState};
-use super::store::{database, decode, update_in};
+use super::schema::{EXECUTIONS, EndReason, ExecutionRecord, ExecutionState};
+use super::transaction::{database, decode, update_in};
 use super::{Journal, JournalError};
 
 /// Why a paused execution cannot be resumed.
@@ -58,7 +58,7 @@ impl Journal {
                             None => true,
                             Some(record) => {
                                 record.status == ExecutionState::Failed
-                                    && record.reason.as_deref() == Some("interrupted")
+                                    && record.reason == Some(EndReason::Interrupted)
                             }
                         };
                         (!died).then(|| ResumeRefused::AlreadyResumed {

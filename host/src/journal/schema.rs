@@ -292,6 +292,30 @@ pub struct Step {
     pub at: String,
 }
 
+/// Why the host ended an execution on its own, as [`ExecutionRecord::reason`] keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// Its process died (or its worker did) before it ended: a restarted forge-host, or the
+    /// worker that takes the run next, closed it.
+    Interrupted,
+}
+
+impl EndReason {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One execution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecutionRecord {
@@ -332,9 +356,9 @@ pub struct ExecutionRecord {
     /// Error message (truncated), once failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Why the host ended it on its own (`interrupted` for reconciliation).
+    /// Why the host ended it on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<EndReason>,
     /// Start, RFC 3339 UTC.
     pub started_at: String,
     /// End, RFC 3339 UTC.

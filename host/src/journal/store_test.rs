@@ -1,6 +1,6 @@
 //! Tests of `store.rs`: the state machine, reconciliation, listing, group commit and decoding.
 
-use super::super::{JournalInput, JournalPackage, Owner};
+use super::super::{EndReason, JournalInput, JournalPackage, Owner};
 use super::*;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
@@ -158,7 +158,7 @@ fn executions_of_dead_processes_are_reconciled_and_live_ones_left_alone() {
     let gone = reopened.get("dead").expect("get");
     assert_eq!(gone.status, ExecutionState::Failed);
     assert_eq!(gone.error_code, Some(ErrorCode::IsolateFailure));
-    assert_eq!(gone.reason.as_deref(), Some("interrupted"));
+    assert_eq!(gone.reason, Some(EndReason::Interrupted));
     assert_eq!(
         reopened.get("live").expect("get").status,
         ExecutionState::Preparing

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use redb::{ReadableDatabase, ReadableTable, TableError};
 
 use super::schema::{EXECUTIONS, ExecutionRecord, TAPES};
-use super::store::{database, decode};
+use super::transaction::{database, decode};
 use super::{Blobs, CompletionOutcome, Journal, JournalError, Tape, TapeEvent};
 use crate::primitives::utc_timestamp;
 

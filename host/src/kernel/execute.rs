@@ -169,7 +169,17 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             record.error_code = Some(error.code);
             record.error_message = Some(error.message.clone());
             record.ended_at = Some(now_utc());
-            let _ = kernel.journal.create(&record);
+            if let Err(unjournaled) = kernel.journal.create(&record) {
+                // Both are said: the run's own failure, and that the journal lacks it.
+                return Err(Error::new(
+                    error.code,
+                    format!(
+                        "{}; and its journal record could not be written: {}",
+                        error.message,
+                        crate::error::chain_text(&unjournaled)
+                    ),
+                ));
+            }
             return Err(error);
         }
     };
@@ -196,7 +206,9 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
             journal.flush_grouped();
             created.await?;
             match before_effects {
-                Some(hook) => hook().await.map_err(Arc::<str>::from),
+                Some(hook) => hook()
+                    .await
+                    .map_err(|refused| Arc::<str>::from(refused.to_string())),
                 None => Ok(()),
             }
         }

@@ -98,8 +98,22 @@ pub struct ExecutionRequest {
 
 /// See [`ExecutionRequest::before_effects`].
 pub type BeforeEffects = Arc<
-    dyn Fn() -> futures::future::BoxFuture<'static, std::result::Result<(), String>> + Send + Sync,
+    dyn Fn() -> futures::future::BoxFuture<'static, std::result::Result<(), EffectsRefused>>
+        + Send
+        + Sync,
 >;
+
+/// Why a [`BeforeEffects`] hook stopped a run's effects: the hook's own error, kept whole.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", crate::error::chain_text(.0.as_ref()))]
+pub struct EffectsRefused(pub Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl EffectsRefused {
+    /// Refuses with `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        EffectsRefused(Arc::new(error))
+    }
+}
 
 impl ExecutionRequest {
     /// A request for `source` named `filename`, with default limits, a closed policy, the

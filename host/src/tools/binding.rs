@@ -87,26 +87,8 @@ const JAVASCRIPT: Words = Words {
 /// Python's keywords and the soft keywords that cannot follow a dot.
 const PYTHON: Words = Words {
     reserved: &[
-        "False",
-        "None",
-        "True",
-        "and",
-        "as",
-        "assert",
-        "async",
-        "def",
-        "del",
-        "elif",
-        "except",
-        "from",
-        "global",
-        "is",
-        "lambda",
-        "nonlocal",
-        "not",
-        "or",
-        "pass",
-        "raise",
+        "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except",
+        "from", "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
     ],
     members: SHARED_MEMBERS,
 };
@@ -114,30 +96,12 @@ const PYTHON: Words = Words {
 /// Lua's reserved words; its `tools` has `gather`, `begin` and `wait` besides.
 const LUA: Words = Words {
     reserved: &[
-        "and",
-        "break",
-        "do",
-        "else",
-        "elseif",
-        "end",
-        "false",
-        "for",
-        "function",
-        "goto",
-        "if",
-        "in",
-        "local",
-        "nil",
-        "not",
-        "or",
-        "repeat",
-        "return",
-        "then",
-        "true",
-        "until",
-        "while",
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+        "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
     ],
-    members: &["call", "list", "search", "describe", "gather", "begin", "wait"],
+    members: &[
+        "call", "list", "search", "describe", "gather", "begin", "wait",
+    ],
 };
 
 /// Every language a function path must work in: a part any of them forbids is changed.

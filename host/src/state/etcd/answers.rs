@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::gateway::EtcdError;
+use super::error::EtcdError;
 
 /// A 64-bit integer as the gateway writes it: a string (or, leniently, a number); absent is 0.
 #[derive(Debug, Default, Deserialize)]

@@ -17,13 +17,15 @@
 //! session's keys are a prefix of another's) and `PREFIX/size/<len>:<session>`.
 
 mod answers;
+mod error;
 mod gateway;
 pub mod location;
 
 use std::future::Future;
 use std::sync::mpsc;
 
-pub use gateway::{Compare, EtcdError, Gateway, Write};
+pub use error::EtcdError;
+pub use gateway::{Compare, Gateway, Write};
 pub use location::{DEFAULT_PREFIX, Endpoint, EtcdAccess, EtcdConfigError, EtcdLocation};
 
 use super::{Commit, CommitError, Entry, Snapshot, StateStore};
