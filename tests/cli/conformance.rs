@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{Sandbox, args, repo};
+use crate::util::{Sandbox, args};
 
 /// The engines the repository builds: all of them must pass the whole kit.
 const ENGINES: [&str; 4] = [

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Sandbox, args, repo};
+use crate::util::{Sandbox, args};
 
 #[test]
 fn status_lists_every_engine_with_its_hash_and_a_probe_run() {

@@ -2,7 +2,7 @@
 //! person behind a client that declared elicitation, live; a client that cannot ask gets a
 //! paused run, which `resume_run {id, approve}` continues. Driven by the official Python SDK.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 

@@ -8,8 +8,6 @@ use std::collections::HashSet;
 use forge_host::{DataDir, ExecutionRequest, Kernel, RunReport};
 use serde_json::{Value, json};
 
-use crate::util::repo;
-
 /// One warm process's worth of runs, all through the same kernel.
 struct Warm {
     runtime: tokio::runtime::Runtime,

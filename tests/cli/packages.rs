@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::pip_index::{Index, chain, command_with_index, forge_with_index, pip_command, sha256};
-use crate::util::{NO_ARGS, Sandbox, args, repo};
+use crate::util::{NO_ARGS, Sandbox, args};
 
 fn text(output: &Output) -> String {
     format!(

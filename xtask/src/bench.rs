@@ -52,7 +52,7 @@ fn p50(mut samples: Vec<f64>) -> f64 {
 }
 
 /// `forge-host run` as a whole process, warm cache.
-fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
+fn cli_numbers(_root: &Path, scratch: &Path) -> Result<Numbers> {
     let script = scratch.join("return1.js");
     std::fs::write(&script, "return 1").map_err(|e| e.to_string())?;
     let py_script = scratch.join("result1.py");
@@ -130,7 +130,7 @@ fn cli_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
 
 /// The same pandas code, timed inside the script, on a 1M-row CSV: in python-science through
 /// the CLI, and on native CPython with the same pandas and numpy versions from PyPI wheels.
-fn groupby_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
+fn groupby_numbers(_root: &Path, scratch: &Path) -> Result<Numbers> {
     let csv = scratch.join("rows.csv");
     let mut text = String::from("key,group,value,count\n");
     let mut x: u64 = 42;

@@ -46,11 +46,15 @@ pub fn versions(root: &Path) -> Vec<(String, String)> {
         Command::new("/usr/bin/python3").arg("--version"),
         &mut out,
     );
-    tool(
-        "native CPython 3.14 (Debian sid)",
-        Command::new(root.join("target/bench-cpython/python3.14")).arg("--version"),
-        &mut out,
-    );
+    if let Ok(toolchain) = crate::toolchain::Toolchain::get() {
+        let python = format!("python{}", toolchain.python_version);
+        tool(
+            &format!("native CPython {} (Debian sid)", toolchain.python_version),
+            Command::new(crate::paths::target().join("bench-cpython").join(python))
+                .arg("--version"),
+            &mut out,
+        );
+    }
     for (file, what) in [
         ("bench/node/package.json", "npm"),
         ("tests/peers/package.json", "npm"),

@@ -24,27 +24,24 @@ pub fn publish(built: &Path, id: &str, extensions: &[&str], packages: &[&str]) -
     }
     let lock_path = engines.join(engine_lock::LOCK_FILE);
     // Whatever else the lock says (another engine, a conformance record) is kept.
-    let mut lock = engine_lock::EngineLock::read(&lock_path)
+    let lock = engine_lock::EngineLock::read(&lock_path)
         .map_err(|e| {
             let why = std::error::Error::source(&e).map(ToString::to_string);
             format!("{e}: {}", why.unwrap_or_default())
         })?
         .unwrap_or_default();
-    // A conformance record is kept while it describes these very bytes.
-    let conformance = lock
-        .engines
-        .iter()
-        .find(|e| e.file == file && e.sha256 == sha256)
-        .and_then(|e| e.conformance.clone());
     let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect();
-    lock.upsert(engine_lock::LockedEngine {
-        file: file.clone(),
-        sha256: sha256.clone(),
-        id: Some(id.to_string()),
-        extensions: Some(strings(extensions)),
-        packages: (!packages.is_empty()).then(|| strings(packages)),
-        conformance,
-    });
+    let lock = with_engine(
+        lock,
+        engine_lock::LockedEngine {
+            file: file.clone(),
+            sha256: sha256.clone(),
+            id: Some(id.to_string()),
+            extensions: Some(strings(extensions)),
+            packages: (!packages.is_empty()).then(|| strings(packages)),
+            conformance: None,
+        },
+    );
     let text = lock.to_text();
     if std::fs::read_to_string(&lock_path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&lock_path, text).map_err(|e| format!("{}: {e}", lock_path.display()))?;
@@ -134,15 +131,69 @@ pub fn build_lua() -> Result {
     publish(&built, "lua", &[".lua"], &[])
 }
 
+/// `lock` with `entry` in place of its file's entry; a conformance record is kept while it
+/// describes these very bytes.
+fn with_engine(
+    mut lock: engine_lock::EngineLock,
+    mut entry: engine_lock::LockedEngine,
+) -> engine_lock::EngineLock {
+    entry.conformance = lock
+        .engines
+        .iter()
+        .find(|e| e.file == entry.file && e.sha256 == entry.sha256)
+        .and_then(|e| e.conformance.clone());
+    lock.upsert(entry);
+    lock
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_lock;
+    use engine_lock::{ConformanceRecord, EngineLock, LockedEngine};
+
+    use super::with_engine;
+
+    fn entry(file: &str, sha256: &str) -> LockedEngine {
+        LockedEngine {
+            file: file.into(),
+            sha256: sha256.into(),
+            id: Some("a".into()),
+            extensions: Some(vec![".a".into()]),
+            packages: None,
+            conformance: None,
+        }
+    }
 
     #[test]
-    fn reads_back_the_lock_it_writes() {
-        let line = r#"    { "file": "a.wasm", "sha256": "00ff", "id": "a", "extensions": [".a"] }"#;
-        let text = format!("{{\n  \"engines\": [\n{line},\n{line}\n  ]\n}}\n");
-        let expected = ("a.wasm".to_string(), line.to_string());
-        assert_eq!(parse_lock(&text), [expected.clone(), expected]);
+    fn a_rebuild_keeps_the_other_engines_and_a_conformance_record_of_the_same_bytes() {
+        let record = ConformanceRecord {
+            passed: 3,
+            failed: Vec::new(),
+            forced: false,
+        };
+        let lock = EngineLock {
+            engines: vec![
+                LockedEngine {
+                    conformance: Some(record.clone()),
+                    ..entry("a.wasm", "00")
+                },
+                entry("b.wasm", "11"),
+            ],
+        };
+        let same = with_engine(lock.clone(), entry("a.wasm", "00"));
+        assert_eq!(same.engines.len(), 2);
+        let a = same.engines.iter().find(|e| e.file == "a.wasm").expect("a");
+        assert_eq!(
+            a.conformance,
+            Some(record),
+            "the same bytes keep their record"
+        );
+        let rebuilt = with_engine(lock, entry("a.wasm", "22"));
+        let a = rebuilt
+            .engines
+            .iter()
+            .find(|e| e.file == "a.wasm")
+            .expect("a");
+        assert_eq!((a.sha256.as_str(), a.conformance.is_none()), ("22", true));
+        assert!(rebuilt.engines.iter().any(|e| e.file == "b.wasm"));
     }
 }

@@ -187,7 +187,6 @@ fn profile_packages(profile: &str) -> Result<Vec<String>> {
 /// incremental) and publishes it. Its work and venv folders default to `target/`;
 /// `SCIENCE_WORK` and `SCIENCE_VENV` point elsewhere.
 pub fn build_science() -> Result {
-    let root = workspace_root();
     let packages = profile_packages("python-science")?;
     science_toolchain()?;
     let output = crate::paths::target().join("wasm-python/python-science.wasm");
@@ -198,7 +197,6 @@ pub fn build_science() -> Result {
 
 /// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
 fn science_dirs() -> (String, String) {
-    let root = workspace_root();
     let work = std::env::var("SCIENCE_WORK").unwrap_or_else(|_| {
         crate::paths::target()
             .join("science-build")

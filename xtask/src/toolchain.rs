@@ -12,8 +12,6 @@ use crate::{Result, workspace_root};
 pub struct Toolchain {
     /// `3.14`.
     pub python_version: String,
-    /// `cp314`.
-    pub python_abi: String,
     /// `19`.
     pub llvm_major: String,
     /// What compiles QuickJS's C to wasm32.
@@ -60,7 +58,6 @@ impl Toolchain {
         };
         Ok(Toolchain {
             python_version: text_at("/python/version")?,
-            python_abi: text_at("/python/abi")?,
             quickjs_debs: list_at("/debian/quickjs")?,
             science_debs: list_at("/debian/science")?,
             llvm_major,

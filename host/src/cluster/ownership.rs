@@ -159,7 +159,7 @@ pub(super) async fn take_ownership(
     };
     let encoded = |record: &RunRecord| {
         record_bytes(record)
-            .map_err(|error| log(&format!("{}", crate::error::chain_text(&error))))
+            .map_err(|error| log(&crate::error::chain_text(&error)))
             .ok()
     };
     match decide(previous, cancelled, worker, now_utc()) {

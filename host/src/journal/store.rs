@@ -10,11 +10,10 @@ use super::JournalError;
 use super::group::{Change, GroupCommit};
 use super::schema::{
     self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
-    SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, Step, TAPES,
+    SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, TAPES,
 };
-use super::transaction::{close_in, create_in, database, decode, encode};
+use super::transaction::{close_in, create_in, database, decode, encode, update_in};
 use crate::datadir::DataDir;
-use crate::primitives::{now_utc, truncate_at};
 
 /// Which executions `list` returns.
 #[derive(Debug, Clone, Default)]

@@ -4,6 +4,7 @@ use super::super::{EndReason, JournalInput, JournalPackage, Owner};
 use super::*;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
+use crate::primitives::now_utc;
 
 fn record(id: &str, owner: Owner) -> ExecutionRecord {
     ExecutionRecord {
