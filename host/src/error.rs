@@ -1,4 +1,4 @@
-//! The stable error codes of SPEC §4 and the library's error type.
+//! The stable error codes (docs/scripts.md lists them) and the library's error type.
 //!
 //! Codes are part of the public interface: they appear in `--json` reports, in the journal and in
 //! the errors scripts see. Never rename one.
@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A stable error code (SPEC §4).
+/// A stable error code (docs/scripts.md lists them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -60,7 +60,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// Every code, in SPEC order.
+    /// Every code, in the order docs/scripts.md lists them.
     pub const ALL: [ErrorCode; 23] = [
         ErrorCode::ScriptSyntax,
         ErrorCode::ScriptRuntime,
@@ -128,7 +128,7 @@ impl ErrorCode {
         }
     }
 
-    /// Parses a wire code; `None` for anything that is not one of SPEC §4.
+    /// Parses a wire code; `None` for anything that is not one of [`ErrorCode::ALL`].
     pub fn parse(text: &str) -> Option<ErrorCode> {
         ErrorCode::ALL
             .into_iter()
@@ -217,7 +217,7 @@ pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
 /// The error of a failed execution, as reports and `provenance.json` show it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorReport {
-    /// Stable code (SPEC §4).
+    /// Stable code.
     pub code: ErrorCode,
     /// Why.
     pub message: String,
@@ -230,7 +230,7 @@ pub struct ErrorReport {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Why the host stopped a guest from inside a host call. Returned as the trap's error and
-/// recovered by type (`downcast_ref`), never by its text (SPEC §4).
+/// recovered by type (`downcast_ref`), never by its text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostStop {
     /// The script began more tool calls than allowed.

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use crate::{Result, run, workspace_root};
 
-/// Debian packages that compile QuickJS's C to wasm32 (FACTS: the verified route).
+/// Debian packages that compile QuickJS's C to wasm32 (the route docs/engines.md describes).
 const APT_PACKAGES: [&str; 3] = ["clang-19", "llvm-19", "wasi-libc"];
 
 /// The servers the distributed tests start on loopback (issue 16): etcd for shared state, NATS

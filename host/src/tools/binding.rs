@@ -1,4 +1,4 @@
-//! How a tool's name becomes a function in a script (SPEC §8, "code mode"): the part before the
+//! How a tool's name becomes a function in a script ("code mode"): the part before the
 //! first `.` is a namespace, the rest the function (`fs.read_text_file` is
 //! `tools.fs.read_text_file` in JavaScript and `forge.tools.fs.read_text_file` in Python; `echo`
 //! is `tools.echo`). Each part becomes an identifier in every language at once:
