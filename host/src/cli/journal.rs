@@ -20,7 +20,7 @@ pub enum JournalCommand {
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
         /// Only this status (validating, preparing, running, collecting, committing,
-        /// succeeded, failed, cancelled, timed_out)
+        /// succeeded, failed, cancelled, timed_out, paused)
         #[arg(long, value_name = "STATUS", value_parser = parse_status)]
         status: Option<ExecutionState>,
         /// At most this many
