@@ -2,7 +2,7 @@
 CPython component by `cargo xtask bench`. Each kernel's time is the median of five runs, in ms.
 
 It stays in small integers: on wasm32 a C `long` is 32 bits, so `sum(range(10**6))` leaves
-CPython's fast path there and measures that instead of the interpreter (FACTS.md)."""
+CPython's fast path there and measures that instead of the interpreter (bench/FLOORS.md)."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-//! The data directory (SPEC §9): one redb database file holding the journal and the state, plus
+//! The data directory: one redb database file holding the journal and the state, plus
 //! content-addressed script sources.
 //!
 //! Several `forge-host` processes use one data directory at once. The database is opened in

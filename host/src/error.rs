@@ -1,4 +1,4 @@
-//! The stable error codes and the library's error type.
+//! The stable error codes (docs/scripts.md lists them) and the library's error type.
 //!
 //! Codes are part of the public interface: they appear in `--json` reports, in the journal and in
 //! the errors scripts see. Never rename one.

@@ -3,25 +3,27 @@
 //! A tour, in the order data flows (ARCHITECTURE.md draws the layers). The `forge-host` command
 //! line is the binary's own (`src/cli/`, the only place that uses `anyhow` and clap) and uses
 //! nothing but this library's public API.
-//! - [`mcp_server`]: forge-host as an MCP server over one warm kernel (SPEC §13).
+//! - [`mcp_server`]: forge-host as an MCP server over one warm kernel (docs/tools-and-mcp.md).
 //! - [`conformance`]: the kit of language-neutral cases every engine must pass (`engines
 //!   check`, `engines add`).
-//! - [`kernel`]: one execution's lifecycle and verdict (SPEC §4).
+//! - [`cluster`]: workers and front doors on NATS JetStream (docs/clusters.md).
+//! - [`kernel`]: one execution's lifecycle and verdict (ARCHITECTURE.md).
 //! - [`engines`]: the `wit/` bindings, the wasmtime runtimes, and the registry that verifies,
 //!   compiles and caches engine components.
-//! - [`limits`]: every limit with its default and load-time validation (SPEC §5), and the
+//! - [`limits`]: every limit with its default and load-time validation, and the
 //!   memory limiter.
 //! - [`tools`], [`permissions`]: nested tool calls, their sources (built-in, workspace, MCP
-//!   servers) and the gate in front of them (SPEC §8).
-//! - [`state`]: session state with revisions and checked commits (SPEC §6).
+//!   servers) and the gate in front of them (docs/tools-and-mcp.md).
+//! - [`state`]: session state with revisions and checked commits (docs/state-and-journal.md).
 //! - [`output`]: captured stdout/stderr tails, `text()` values and progress.
 //! - [`packages`]: locked pure-Python packages a Python run mounts (`pyodide-fetch`).
-//! - [`files`]: job folders, inputs, publication of outputs and provenance (SPEC §7).
+//! - [`files`]: job folders, inputs, publication of outputs and provenance.
 //! - [`tape`]: recording a run's nondeterministic inputs (clocks, random bytes, tool
 //!   responses) and playing them back, for `replay`.
-//! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation (SPEC §9).
-//! - [`datadir`]: the data directory and its redb database (SPEC §9).
+//! - [`journal`]: executions and nested calls, crash-safe, with restart reconciliation.
+//! - [`datadir`]: the data directory and its redb database (docs/state-and-journal.md).
 //! - [`json`]: the JSON boundary: depth, lone surrogates, exact numbers.
+//! - [`json_lines`]: newline-delimited JSON-RPC with a bound on one line (MCP's stdio).
 //! - [`primitives`]: sha256, timestamps, atomic writes: the bottom layer.
 //!
 //! Embedding:

@@ -1,4 +1,4 @@
-//! The permission gate (SPEC §8): `read` and `internal` tools always run; `write`, `process` and
+//! The permission gate: `read` and `internal` tools always run; `write`, `process` and
 //! `external` run only when the policy allows their effect. A call from a script gets exactly the
 //! decision a direct call would get, because both go through [`Policy::decide`].
 

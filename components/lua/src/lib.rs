@@ -5,7 +5,7 @@
 //! `math`, `coroutine` and `utf8`, plus those of `prelude.lua`:
 //!
 //! - `tools.call(name, input)` returns the response (a table, or whatever JSON value the tool
-//!   answered), or raises a `ForgeError`: a table with `.code` (SPEC §4) and `.message`, whose
+//!   answered), or raises a `ForgeError`: a table with `.code` and `.message`, whose
 //!   `tostring` is `"CODE: message"`; `pcall` catches it. A `nil` input is `{}`.
 //! - `tools.gather({{name, input}, ...})` begins every call, then waits for all of them (they
 //!   run concurrently on the host) and returns the responses in input order; when any failed

@@ -12,7 +12,7 @@ local concat, remove, unpack = table.concat, table.remove, table.unpack
 local tointeger = math.tointeger
 local traceback = debug.traceback
 
---- The error every host-side failure is raised as: `.code` is a stable SPEC §4 code
+--- The error every host-side failure is raised as: `.code` is a stable error code
 --- (TOOL_FAILED, TOOL_DENIED, TOOL_NOT_FOUND, BUDGET_EXCEEDED, INVALID_INPUT), `.message` says
 --- why. `pcall` returns it as is; `tostring(e)` is "CODE: message".
 local ForgeError = { __name = "ForgeError" }

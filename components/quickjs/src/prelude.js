@@ -5,7 +5,7 @@
 (function (host) {
   "use strict";
 
-  /** The error every host-side failure is thrown as: `.code` is a stable SPEC §4 code. */
+  /** The error every host-side failure is thrown as: `.code` is a stable error code. */
   class ForgeError extends Error {
     constructor(code, message) {
       super(message);

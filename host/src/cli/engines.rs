@@ -28,7 +28,7 @@ pub enum EnginesCommand {
     #[command(
         after_help = "Each case of the kit (a folder with a case.json and a script.<ext> per \
 language) runs when it has a script in the engine's language. Memory and fuel limits of a case \
-are relative to what the engine needs to run an empty script. AUTHORING.md explains the cases.\n\n\
+are relative to what the engine needs to run an empty script. docs/engines.md explains them.\n\n\
 Examples:\n  forge-host engines check\n  forge-host engines check lua --json\n  \
 forge-host engines check my-engine.wasm --cases tests/cases"
     )]

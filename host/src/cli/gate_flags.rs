@@ -1,4 +1,4 @@
-//! The permission gate's flags (SPEC §8), shared by `run` and `mcp`: effects and name rules.
+//! The permission gate's flags, shared by `run` and `mcp`: effects and name rules.
 
 use forge_host::permissions::Policy;
 

@@ -97,7 +97,7 @@ enum Command {
     /// The tools a script may call, as TypeScript declarations, Python stubs or JSON.
     Tools(tools::ToolsArgs),
     /// Serve MCP (stdio, or Streamable HTTP with --http): run_javascript, run_python,
-    /// search_tools, get_run.
+    /// search_tools, get_run, resume_run.
     Mcp(Box<mcp::McpArgs>),
     /// Runs the requests of a NATS JetStream queue on this machine (forge-host past one machine).
     Worker(Box<worker::WorkerArgs>),

@@ -1,4 +1,4 @@
-//! `--state`: where session state is kept (SPEC §6). By default the data directory's journal;
+//! `--state`: where session state is kept. By default the data directory's journal;
 //! `etcd://...` shares it between every forge-host that names the same place, over HTTP or
 //! HTTPS, with etcd's users.
 

@@ -21,7 +21,7 @@ pub struct ToolSourceArgs {
     #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
     pub mcp: Vec<String>,
     /// Adds the MCP servers of a config file in the format agent apps use:
-    /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}; repeatable
+    /// {"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}; repeatable
     #[arg(long = "mcp-config", value_name = "FILE")]
     pub mcp_config: Vec<PathBuf>,
     /// Gives every tool of server NAME this effect (read, write or external) instead of the one

@@ -1,6 +1,6 @@
 //! One conformance case: a `case.json` saying how a run must end, and one script per language.
 //! The format is language-neutral on purpose, so that an engine author adds a `script.<ext>` for
-//! their language beside the others and nothing else. AUTHORING.md documents every field.
+//! their language beside the others and nothing else. docs/engines.md documents every field.
 
 use std::collections::BTreeMap;
 use std::path::Path;

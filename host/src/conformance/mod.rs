@@ -1,8 +1,8 @@
 //! The conformance kit: language-neutral cases (`tests/cases/`, compiled into the binary) that
 //! show whether an engine behaves as the host's verdict rules expect — limits classified, calls
 //! concurrent, state committed only on success, no ambient powers. `forge-host engines check`
-//! runs it; `engines add` runs it before registering a component. AUTHORING.md explains the case
-//! format and what each behaviour must be.
+//! runs it; `engines add` runs it before registering a component. docs/engines.md explains the
+//! case format and what each behaviour must be.
 
 mod case;
 mod kit_tools;

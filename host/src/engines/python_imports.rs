@@ -1,6 +1,6 @@
 //! Which top-level packages a Python script imports, read from its text without running it.
 //!
-//! This picks the engine profile (SPEC §11: the smallest profile that covers a script's
+//! This picks the engine profile (docs/python.md: the smallest profile that covers a script's
 //! imports); the engine's own scan (Python's `ast`) is what decides whether a run can start, so
 //! a rare miss here (an import built at run time) only means a less fitting profile.
 

@@ -1,4 +1,4 @@
-//! Files of an execution (SPEC §7): the job folders given to every engine as WASI preopens
+//! Files of an execution: the job folders given to every engine as WASI preopens
 //! (`/input` read-only copies of the inputs, hashed as copied; `/output`; `/work`), a pool of
 //! idle job folders, the publication of `/output` with validation, and the provenance written
 //! beside it, and the disk quota of `/work` and `/output`.

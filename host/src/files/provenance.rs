@@ -1,4 +1,4 @@
-//! What `provenance.json` records of a run (SPEC §7): engine id and component sha256, script
+//! What `provenance.json` records of a run: engine id and component sha256, script
 //! sha256, each input's name and sha256, each mounted package's name, version and sha256, the limits, the timings and the verdict.
 
 use serde::Serialize;

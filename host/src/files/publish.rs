@@ -1,4 +1,4 @@
-//! Publication of `/output` (SPEC §7): every name, type, count and size is validated first; the
+//! Publication of `/output`: every name, type, count and size is validated first; the
 //! files then go to a staging folder beside the destination, which is renamed into place, so a
 //! publication either happens whole or leaves nothing behind. What a killed process left there is
 //! mended by the next publication to the same place (the staging module).

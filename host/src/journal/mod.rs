@@ -1,4 +1,4 @@
-//! The execution journal (SPEC §4, §8, §9) in the data directory's redb file: one record per
+//! The execution journal in the data directory's redb file: one record per
 //! execution and one per nested call, the state machine enforced by compare-and-set on every
 //! transition, and restart reconciliation of executions a dead process left open.
 //!

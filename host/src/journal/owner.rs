@@ -1,4 +1,4 @@
-//! Who owns an open execution, and whether that owner is still alive (SPEC §9): a process id
+//! Who owns an open execution, and whether that owner is still alive: a process id
 //! plus the process's start time, so that a reused pid is not mistaken for the owner.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Restart reconciliation (SPEC §9): an execution left open by a process that is gone becomes
+//! Restart reconciliation: an execution left open by a process that is gone becomes
 //! `failed` / `ISOLATE_FAILURE` with reason `interrupted`. Whether a process is gone is told by
 //! its [`Owner`].
 

@@ -1,4 +1,4 @@
-//! The journal's tables, their version, and every record type they persist (SPEC §9).
+//! The journal's tables, their version, and every record type they persist.
 //!
 //! These types are the on-disk format: the kernel and the tools build them, but they are defined
 //! here, so that changing a kernel struct can never silently change what is written.
@@ -77,8 +77,8 @@ pub(super) fn migrate(from: u64, _txn: &redb::WriteTransaction) -> Result<(), Sc
     }
 }
 
-/// One state of an execution (SPEC §4): `validating -> preparing -> running -> collecting ->
-/// committing -> {succeeded | failed | cancelled | timed_out}`, where a terminal state is
+/// One state of an execution: `validating -> preparing -> running -> collecting ->
+/// committing -> {succeeded | failed | cancelled | timed_out | paused}`, where a terminal state is
 /// reached exactly once. A failure may end the execution from any non-terminal state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

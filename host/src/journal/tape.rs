@@ -1,6 +1,6 @@
 //! The replay record of one execution (its "tape"): every nondeterministic input the guest
 //! received, in order, so that the same component can be fed them again and must then do exactly
-//! the same (SPEC §9). A guest's only contact with the world is its imports; the tape holds what
+//! the same. A guest's only contact with the world is its imports; the tape holds what
 //! they answered: clock readings, random bytes, each tool call's begin and completion (the
 //! response by sha256, its bytes in the blob store), and, taken once at the start, the catalog
 //! and the state snapshot it saw. The input files are pinned by the execution record's hashes.

@@ -1,4 +1,4 @@
-//! One execution, step by step through the lifecycle of SPEC §4: validate, prepare, run under
+//! One execution, step by step through its lifecycle: validate, prepare, run under
 //! the deadline, then [`settle`](super::settle) how it ended, and close its journal record.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! The in-memory walk of one execution through the state machine of SPEC §4. The states and the
+//! The in-memory walk of one execution through its state machine. The states and the
 //! diagram ([`ExecutionState::can_become`]) belong to the journal, which enforces the same
 //! diagram on what it persists.
 

@@ -1,4 +1,4 @@
-//! The kernel runs one execution through its lifecycle (SPEC §4): it validates the request,
+//! The kernel runs one execution through its lifecycle: it validates the request,
 //! prepares the engine, the job folders, the state snapshot and the store, runs the guest under
 //! its deadline and cancellation, decides the verdict, commits state and publishes outputs on
 //! success, and reports.

@@ -173,7 +173,7 @@ pub fn run_request(
 }
 
 /// Runs the guest until it finishes or the host stops it. The host's own stops are polled
-/// first, so they win a tie (SPEC §4); a stop drops the guest's future, and its store with it.
+/// first, so they win a tie; a stop drops the guest's future, and its store with it.
 pub async fn race(
     pre: ScriptEnginePre<ExecState>,
     mut store: Store<ExecState>,

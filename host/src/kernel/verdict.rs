@@ -1,4 +1,4 @@
-//! Who decides how an execution ended (SPEC §4). The host's own stop wins: a deadline is
+//! Who decides how an execution ended (docs/scripts.md). The host's own stop wins: a deadline is
 //! `TIMEOUT`, a cancellation `CANCELLED`, whatever the guest said. Traps are classified by their
 //! cause (wasmtime's trap code, the host's typed stop, the limiter's record), never by text. A
 //! code the guest reports is believed only when the guest can know it.

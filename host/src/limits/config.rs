@@ -1,4 +1,4 @@
-//! Limits from a configuration file (SPEC §5): a JSON object whose keys are the `run` flags'
+//! Limits from a configuration file: a JSON object whose keys are the `run` flags'
 //! names (`timeout`, `memory`, `max-tool-calls`, ...) and whose values are what the flags take
 //! (`"5s"`, `"64MiB"`, `10`). Unknown keys and bad values are `INVALID_INPUT`.
 

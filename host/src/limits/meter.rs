@@ -1,4 +1,4 @@
-//! The memory cap of an instance (SPEC §5): a [`wasmtime::ResourceLimiter`] that denies any growth
+//! The memory cap of an instance: a [`wasmtime::ResourceLimiter`] that denies any growth
 //! past the cap and remembers that it did, so that a trap or a script failure after a denied
 //! growth is classified as `MEMORY_LIMIT` from the host's own record, never from guest text.
 

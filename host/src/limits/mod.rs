@@ -1,4 +1,4 @@
-//! Every limit of an execution (SPEC §5), declared once in [`LIMITS`]: its flag name, its kind,
+//! Every limit of an execution, declared once in [`LIMITS`]: its flag name, its kind,
 //! its default, its range, the limit it must fit in, and its help line. The CLI's flags, a
 //! `--config` file, validation and the human report all read that table, so adding a limit is
 //! one entry in the `declare_limits!` list below.

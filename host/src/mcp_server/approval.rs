@@ -1,4 +1,4 @@
-//! Approval over MCP (SPEC §14): with `--ask`, a call the policy would deny is put to the person
+//! Approval over MCP: with `--ask`, a call the policy would deny is put to the person
 //! behind the client, through `elicitation/create`, when the client declared that it can ask;
 //! otherwise the run pauses and `resume_run {id, approve}` continues it.
 

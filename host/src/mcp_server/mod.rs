@@ -1,5 +1,5 @@
-//! forge-host as an MCP server (SPEC §13): `run_javascript`, `run_python`, `search_tools` and
-//! `get_run`, over stdio or Streamable HTTP, with the official `rmcp` SDK. One warm [`Kernel`]
+//! forge-host as an MCP server: `run_javascript`, `run_python`, `search_tools`, `get_run` and
+//! `resume_run`, over stdio or Streamable HTTP, with the official `rmcp` SDK. One warm [`Kernel`]
 //! serves every call, so a call costs what a library run costs; calls run concurrently up to
 //! `max_runs` and the rest queue.
 

@@ -1,4 +1,4 @@
-//! The live task log of an execution (SPEC §5): everything it emits, as it happens, in a file
+//! The live task log of an execution: everything it emits, as it happens, in a file
 //! only its owner can read (mode 0600), bounded in bytes; `forge-host logs ID [-f]` reads it.
 
 use std::fs::{File, OpenOptions};

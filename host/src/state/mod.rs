@@ -1,4 +1,4 @@
-//! State shared by the executions of one session (SPEC §6): small JSON values with a revision per
+//! State shared by the executions of one session: small JSON values with a revision per
 //! key. An execution reads a [`Snapshot`], changes only its private [`StateView`], and its
 //! changes are committed in one transaction, against the snapshot, only when it succeeds.
 //!

@@ -1,6 +1,6 @@
 //! A model test of the state store (proptest): random interleavings of two sessions' snapshots,
 //! sets, deletes and commits run against [`RedbStateStore`] and against a plain in-memory model
-//! of what SPEC §6 says a commit does. They must agree on every value, every revision and every
+//! of what a commit does. They must agree on every value, every revision and every
 //! `STATE_CONFLICT` and budget refusal.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Recording a run's nondeterministic inputs, and playing them back (SPEC §9).
+//! Recording a run's nondeterministic inputs, and playing them back (docs/replay-and-approval.md).
 //!
 //! A [`Deck`] is shared by everything that answers the guest with something the world chose:
 //! the WASI clocks and random generators ([`wasi`]) and the nested tool calls

@@ -1,4 +1,4 @@
-//! Tools a script may call (SPEC §8): the [`Tool`] trait an embedder implements, the
+//! Tools a script may call (docs/tools-and-mcp.md): the [`Tool`] trait an embedder implements, the
 //! [`ToolRegistry`] the catalog is read from, the built-in tools, and the dispatcher that runs a
 //! script's nested calls concurrently under the execution's limits.
 
@@ -42,7 +42,7 @@ pub struct ToolInfo {
     pub effect: Effect,
 }
 
-/// Why a tool call failed; `code` is one of SPEC §4 (usually `TOOL_FAILED`).
+/// Why a tool call failed; `code` is a stable error code (usually `TOOL_FAILED`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct ToolError {
@@ -81,7 +81,7 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs one call with an already parsed JSON input.
     fn call(&self, input: Value) -> ToolFuture;
 
-    /// The paths a call with `input` writes, for the journal (SPEC §8); only asked of tools with
+    /// The paths a call with `input` writes, for the journal; only asked of tools with
     /// the `write` effect.
     fn paths(&self, input: &Value) -> Vec<String> {
         let _ = input;

@@ -1,4 +1,4 @@
-//! Workspace tools (SPEC §8, `--workspace DIR`): `workspace.read`, `.list`, `.search` (effect
+//! Workspace tools (`--workspace DIR`): `workspace.read`, `.list`, `.search` (effect
 //! `read`) and `.write`, `.delete` (effect `write`), rooted at DIR. Every path is resolved by
 //! cap-std inside the folder, so no `..`, absolute path or symlink leads out of it; paths are
 //! also checked up front, for a clear message.

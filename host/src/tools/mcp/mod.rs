@@ -1,4 +1,4 @@
-//! MCP servers as tool sources (SPEC §8): forge-host connects as a client (the official `rmcp`
+//! MCP servers as tool sources: forge-host connects as a client (the official `rmcp`
 //! SDK) to stdio servers it starts and to Streamable HTTP servers, and every tool of server
 //! `NAME` enters the catalog as `NAME.TOOL`. Servers start once per process, all at once, and
 //! end with it ([`McpServers`] ends every process group when dropped).
