@@ -39,30 +39,19 @@ import time
 import zipfile
 from pathlib import Path
 
-from build import sha256  # the science build's own helper (this folder is on sys.path)
+# The science build's package (this folder is on sys.path): its hashing helper, the pinned
+# wheels (science_build/pins.py) and the CPython version (toolchain.json).
+from science_build.pins import TESTKIT_WHEELS as WHEELS
+from science_build.steps import sha256
+from science_build.toolchain import PYTHON
 
 HERE = Path(__file__).resolve().parent
 
-# ---------------------------------------------------------------------------------------------
-# Pinned wheels (name, version, sha256): pure-Python (py3-none-any), fetched with
-# `pip download --platform any --python-version 3.14 --implementation py --abi none`, so the
-# same file on any machine.
-# ---------------------------------------------------------------------------------------------
-WHEELS = {
-    "pytest": ("9.2.0", "07acdcf88ec174f907dc01af70bf52d49b014bbab03faeeade31c96b18c2e588"),
-    "pluggy": ("1.7.0", "7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec"),
-    "iniconfig": ("2.3.1", "9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7"),
-    "packaging": ("26.4", "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"),
-    # pytest >= 8.4 requires pygments (terminal highlighting of tracebacks).
-    "pygments": ("2.21.0", "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9"),
-    # numpy's conftest.py imports hypothesis, pandas' tests use it. 6.155.7 is the last release
-    # with a pure-Python wheel (later ones carry a compiled `hypothesis._native`).
-    "hypothesis": ("6.155.7", "9f634bdb1f9e9b8ab6ba09431cf2deedb750c96978125a6fb3c5a0f6c6db4131"),
-    "sortedcontainers": ("2.4.0", "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0"),
-}
-PIP_PLATFORM = ["--platform", "any", "--python-version", "3.14", "--implementation", "py", "--abi", "none"]
+# The pinned wheels are pure-Python (py3-none-any), fetched for the engine's CPython with these
+# pip options, so the same file on any machine.
+PIP_PLATFORM = ["--platform", "any", "--python-version", PYTHON, "--implementation", "py", "--abi", "none"]
 
-# Standard-library modules (from componentize-py's own stdlib tar, so the exact 3.14 sources)
+# Standard-library modules (from componentize-py's own stdlib tar, so the exact sources)
 # that pytest, hypothesis or the selected tests import and that the engine's snapshot lacks.
 # A module already in the snapshot wins (it is in sys.modules, and stdlib/ is last on sys.path).
 STDLIB = [
@@ -123,6 +112,7 @@ class Kit:
     def key(self):
         h = hashlib.sha256()
         h.update(Path(__file__).read_bytes())
+        h.update(repr((WHEELS, PIP_PLATFORM)).encode() + b"\0")
         for name in UPSTREAM_FILES:
             p = self.upstream / name
             h.update(name.encode() + b"\0" + (p.read_bytes() if p.exists() else b"") + b"\0")

@@ -1,6 +1,6 @@
 //! bz2 and lzma in both CPython profiles: their C halves (`_bz2`, `_lzma`, with libbz2 and
-//! liblzma) are built by `components/python-science/compression.py` and linked into
-//! python-cpython and python-science alike. The codecs' own round trips run as cases
+//! liblzma) are built by `components/python-science/science_build/compression.py` and linked
+//! into python-cpython and python-science alike. The codecs' own round trips run as cases
 //! (`tests/cases/compression-*`); here: both engines by id, and pandas reading `.bz2` and `.xz`
 //! inputs that the host compressed (and writing ones the host can read back).
 

@@ -1,4 +1,5 @@
-"""The `_bz2` and `_lzma` extension modules for both CPython profiles (steps of build.py).
+"""The `_bz2` and `_lzma` extension modules for both CPython profiles: the `compression-src` and
+`compression` steps.
 
 componentize-py's WASI CPython has `bz2.py` and `lzma.py` but not their C halves. These two
 steps build them by the same clang route as numpy (the sysroot and the wasm-ld wrapper of the
@@ -8,7 +9,7 @@ steps build them by the same clang route as numpy (the sysroot and the wasm-ld w
 - `compression-src`: the upstream tarballs of bzip2, xz (liblzma) and CPython, fetched as Debian
   source packages' `.orig` tarballs from the machine's own Debian mirror (a private apt directory
   with a `deb-src` source for DEBIAN_SOURCE_SUITE; the mirror is read from /etc/apt, as for the
-  `deb` step), each checked against its pinned sha256.
+  `deb` step), each checked against its pinned sha256 (pins.py).
 - `compression`: libbz2 and liblzma compiled to position-independent wasm32-wasip1 objects and
   linked statically into `_bz2<EXT_SUFFIX>` and `_lzma<EXT_SUFFIX>` with CPython's own
   `Modules/_bz2module.c` and `Modules/_lzmamodule.c`, in WORK/site-compression. The files are
@@ -19,11 +20,11 @@ runs build.py `--upto compression`) both pass WORK/site-compression with `-p`.
 
 CPython's module sources: Debian's mirror does not serve the python3.14 source package (its
 `.dsc` and `.orig.tar.xz` answer 404, while the binary packages are there), so the modules come
-from trixie's python3.13 3.13.5 tarball, with the one change 3.14's headers need (the
-`varpos` argument `_PyArg_UnpackKeywords` gained in 3.14, in the Argument Clinic files). Both
-modules keep the same Python-level API in 3.14 (3.14's `bz2.py`/`lzma.py` import the same names).
-When a 3.14 source tarball is obtainable, pin it in CPYTHON_SOURCE and CPYTHON_MODULE_FILES and
-drop CPYTHON_PATCHES.
+from trixie's python3.13 3.13.5 tarball, with the one change 3.14's headers need
+(patches/cpython-3.14-clinic.patch: the `varpos` argument `_PyArg_UnpackKeywords` gained in
+3.14, in the Argument Clinic files). Both modules keep the same Python-level API in 3.14 (3.14's
+`bz2.py`/`lzma.py` import the same names). When a 3.14 source tarball is obtainable, pin it in
+CPYTHON_SOURCE and CPYTHON_MODULE_FILES and drop that patch.
 """
 
 import concurrent.futures
@@ -34,41 +35,14 @@ import shutil
 import subprocess
 import tarfile
 import time
-from pathlib import Path
 
-import build as b  # build.py, the running script (it registers itself under this name)
-
-# (Debian source package, upstream version, .orig file, sha256 of that file). The tarballs are
-# the upstream releases as Debian keeps them; the Debian revision that lists the file is looked
-# up at download time (a new revision of the same upstream release keeps the pin valid).
-BZIP2_SOURCE = ("bzip2", "1.0.8", "bzip2_1.0.8.orig.tar.gz",
-                "ab5a03176ee106d3f0fa90e381da478ddae405918153cca248e682cd0c4a2269")
-XZ_SOURCE = ("xz-utils", "5.8.1", "xz-utils_5.8.1.orig.tar.xz",
-             "0b54f79df85912504de0b14aec7971e3f964491af1812d83447005807513cd9e")
-CPYTHON_SOURCE = ("python3.13", "3.13.5", "python3.13_3.13.5.orig.tar.xz",
-                  "93e583f243454e6e9e4588ca2c2662206ad961659863277afcdb96801647d640")
-COMPRESSION_SOURCES = (BZIP2_SOURCE, XZ_SOURCE, CPYTHON_SOURCE)
-# Debian's stable release holds all three (its files stay on the mirror for years).
-DEBIAN_SOURCE_SUITE = "trixie"
-
-# The CPython files used, each pinned too (path below the tarball's top folder -> sha256).
-CPYTHON_MODULE_FILES = {
-    "Modules/_bz2module.c": "cf68ee3c58044133b9ad32783d490528dc82a4691142a9e3088398baca750dfc",
-    "Modules/clinic/_bz2module.c.h": "6a6f8fc933b6f0e14506017cc75012c52dd119092f79dfebc82f33b42d252098",
-    "Modules/_lzmamodule.c": "21651e7f12759df5c4877a379303a7291862a5f2c7b95eea17113b7bff1bf500",
-    "Modules/clinic/_lzmamodule.c.h": "fe9e21991ca6b3111a1e0d81c3a3a544d7a40a720d5773d900698318d91153af",
-    "LICENSE": None,  # not compiled; kept next to the sources
-}
-# 3.14's _PyArg_UnpackKeywords takes a `varpos` flag before the buffer (Argument Clinic output).
-_UNPACK_OLD = "args = _PyArg_UnpackKeywords(args, nargs, NULL, kwnames, &_parser, 1, 2, 0, argsbuf);"
-_UNPACK_NEW = ("args = _PyArg_UnpackKeywords(args, nargs, NULL, kwnames, &_parser, 1, 2, 0, "
-               "/*varpos*/ 0, argsbuf);")
-CPYTHON_PATCHES = {
-    "Modules/clinic/_bz2module.c.h": [(_UNPACK_OLD, _UNPACK_NEW)],
-    "Modules/clinic/_lzmamodule.c.h": [
-        (_UNPACK_OLD, _UNPACK_NEW),
-        ("&_parser, 0, 3, 0, argsbuf);", "&_parser, 0, 3, 0, /*varpos*/ 0, argsbuf);")],
-}
+from . import apt, toolchain
+from .patching import apply_patches, apply_hunks, parse, patch_files
+from .pins import (BZIP2_SOURCE, COMPRESSION_SOURCES, CPYTHON_MODULE_FILES, CPYTHON_SOURCE,
+                   DEBIAN_SOURCE_SUITE, XZ_SOURCE)
+from .steps import Step, fresh_or_log, log, run, sha256, source_text, verify
+from .sysroot import TARGET, WASI_DEFINES, sync_tree
+from .toolchain import BUILTINS, CLANG, LIBPYTHON, LLVM_AR, PY_INCLUDE
 
 # libbz2 (bzip2's Makefile: OBJS of libbz2.a).
 BZIP2_FILES = ["blocksort.c", "huffman.c", "crctable.c", "randtable.c", "compress.c",
@@ -95,9 +69,6 @@ LZMA_CONFIG = {
     "PACKAGE_NAME": '"XZ Utils"', "PACKAGE_BUGREPORT": '"xz@tukaani.org"',
     "PACKAGE_URL": '"https://tukaani.org/xz/"',
 }
-# The same defines as the numpy/pandas cross file (build.cross_file).
-WASI_DEFINES = ["-D_WASI_EMULATED_SIGNAL", "-D_WASI_EMULATED_MMAN",
-                "-D_WASI_EMULATED_PROCESS_CLOCKS", "-D_WASI_EMULATED_GETPID"]
 
 
 def orig_path(c, pin):
@@ -122,44 +93,44 @@ def debian_source(c, opts, pin):
             f"compression-src: Debian {DEBIAN_SOURCE_SUITE} lists no {package} {version} source holding "
             f"{filename} with sha256 {digest} (versions listed: {', '.join(revisions) or 'none'}; "
             f"apt-cache: {shown.stderr.strip() or 'ok'}). Pin a version the mirror has "
-            f"(compression.py, NOTES.md).")
+            f"(science_build/pins.py, NOTES.md).")
     fetch = c.work / "apt-src/fetch"
     if fetch.exists():
         shutil.rmtree(fetch)
     fetch.mkdir(parents=True)
-    b.run(["apt-get", "-q"] + opts + ["source", "--download-only", "--only-source",
-                                     f"{package}={revisions[-1]}"], cwd=fetch)
+    run(["apt-get", "-q"] + opts + ["source", "--download-only", "--only-source",
+                                   f"{package}={revisions[-1]}"], cwd=fetch)
     got = fetch / filename
     if not got.exists():
         raise SystemExit(f"compression-src: apt-get source {package}={revisions[-1]} gave no {filename}")
-    b.verify(got, digest)
+    verify(got, digest)
     os.replace(got, orig_path(c, pin))
     shutil.rmtree(fetch)
 
 
 def step_compression_src(c):
     """bzip2, xz and CPython tarballs, as Debian .orig files, sha256-checked."""
-    step = b.Step(c.work, "compression-src", [],
-                  [step_compression_src, debian_source, b.private_apt, b.mirror_stanza,
-                   b.apt_mirrors, COMPRESSION_SOURCES, DEBIAN_SOURCE_SUITE])
-    have = lambda pin: orig_path(c, pin).exists() and b.sha256(orig_path(c, pin)) == pin[3]
-    if b.fresh_or_log(step) and all(have(p) for p in COMPRESSION_SOURCES):
+    step = Step(c.work, "compression-src", [],
+                [step_compression_src, debian_source, *apt.RECIPE, COMPRESSION_SOURCES,
+                 DEBIAN_SOURCE_SUITE])
+    have = lambda pin: orig_path(c, pin).exists() and sha256(orig_path(c, pin)) == pin[3]
+    if fresh_or_log(step) and all(have(p) for p in COMPRESSION_SOURCES):
         return
     c.dl_compression.mkdir(parents=True, exist_ok=True)
     missing = [p for p in COMPRESSION_SOURCES if not have(p)]
     if missing:
-        opts = b.private_apt(c.work / "apt-src", b.mirror_stanza("deb-src", DEBIAN_SOURCE_SUITE))
-        b.run(["apt-get", "-q"] + opts + ["update"])
+        opts = apt.private_apt(c.work / "apt-src", apt.mirror_stanza("deb-src", DEBIAN_SOURCE_SUITE))
+        run(["apt-get", "-q"] + opts + ["update"])
         for pin in missing:
             debian_source(c, opts, pin)
     for pin in COMPRESSION_SOURCES:
-        b.verify(orig_path(c, pin), pin[3])
+        verify(orig_path(c, pin), pin[3])
     step.done()
 
 
 def extract_sources(c, dest):
     """The members the build uses, from the pinned tarballs, into dest/{bzip2,xz,cpython}; the
-    CPython files checked against their own pins and patched for 3.14."""
+    CPython files checked against their own pins and patched for the engine's CPython."""
     def members(pin, wanted):
         with tarfile.open(orig_path(c, pin)) as t:
             for m in t.getmembers():
@@ -187,7 +158,7 @@ def extract_sources(c, dest):
     missing = set(CPYTHON_MODULE_FILES) - found
     if missing or not (bz2_dir / "bzlib.c").exists() or not (xz_dir / "src/liblzma/api/lzma.h").exists():
         raise SystemExit(f"compression: the pinned tarballs lack {sorted(missing) or 'bzlib.c/lzma.h'}")
-    b.apply_patches(py_dir, CPYTHON_PATCHES)
+    apply_patches(py_dir, patch_files("cpython"))
 
 
 def compile_all(jobs, units):
@@ -195,7 +166,7 @@ def compile_all(jobs, units):
     build with the compiler's command and message."""
     def one(unit):
         src, obj, flags = unit
-        cmd = [b.CLANG] + flags + ["-c", str(src), "-o", str(obj)]
+        cmd = [CLANG] + flags + ["-c", str(src), "-o", str(obj)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"compression: compiling {src} failed:\n$ {' '.join(cmd)}\n{r.stderr}")
@@ -207,14 +178,15 @@ def compile_all(jobs, units):
 def step_compression(c):
     """`_bz2` and `_lzma` for wasm32-wasip1, libbz2 and liblzma linked in, into
     WORK/site-compression (componentize-py links them in from a `-p` path)."""
-    step = b.Step(c.work, "compression",
-                  [c.work / "stamps/compression-src", c.work / "stamps/sysroot", c.dl_compression],
-                  [step_compression, extract_sources, compile_all, BZIP2_FILES, LZMA_EXCLUDE.pattern,
-                   LZMA_CONFIG, CPYTHON_MODULE_FILES, CPYTHON_PATCHES, WASI_DEFINES, b.TARGET,
-                   b.BUILTINS, b.CLANG, b.LLVM_AR, b.sync_tree])
+    step = Step(c.work, "compression",
+                [c.work / "stamps/compression-src", c.work / "stamps/sysroot", c.dl_compression],
+                [step_compression, extract_sources, compile_all, BZIP2_FILES, LZMA_EXCLUDE.pattern,
+                 LZMA_CONFIG, CPYTHON_MODULE_FILES, apply_patches, apply_hunks, parse, patch_files,
+                 *map(source_text, patch_files("cpython")), WASI_DEFINES, TARGET, BUILTINS, CLANG,
+                 LLVM_AR, toolchain.PYTHON, sync_tree])
     ext_suffix = wasi_ext_suffix(c)
     outputs = [c.site_compression / f"{name}{ext_suffix}" for name in ("_bz2", "_lzma")]
-    if b.fresh_or_log(step) and all(o.exists() for o in outputs):
+    if fresh_or_log(step) and all(o.exists() for o in outputs):
         return
     t0 = time.time()
     work = c.work / "compression"
@@ -226,14 +198,14 @@ def step_compression(c):
     s = c.sysroot
     # NDEBUG as in CPython's release builds; no work-dir paths in the output (same bytes from
     # any checkout)
-    base = [f"--target={b.TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-DNDEBUG", *WASI_DEFINES,
+    base = [f"--target={TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-DNDEBUG", *WASI_DEFINES,
             f"-ffile-prefix-map={c.work}=/science-build"]
     lzma = src / "xz/src/liblzma"
     (src / "xz/config.h").write_text("".join(f"#define {k} {v}\n" for k, v in LZMA_CONFIG.items()))
     lzma_flags = base + ["-DHAVE_CONFIG_H", f"-I{src / 'xz'}", f"-I{src / 'xz/src/common'}"] + \
         [f"-I{lzma / d}" for d in ("api", "common", "check", "lz", "rangecoder", "lzma", "delta",
                                   "simple")]
-    py_flags = base + [f"-I{s / 'include/python3.14'}", f"-I{s / 'include/python3.14/internal'}"]
+    py_flags = base + [f"-I{s / PY_INCLUDE}", f"-I{s / PY_INCLUDE / 'internal'}"]
     # per module: its library's units, then the CPython module itself (last)
     units = {"_bz2": [(src / "bzip2" / f, obj / f"bz2-{f[:-2]}.o", base + ["-D_FILE_OFFSET_BITS=64"])
                       for f in BZIP2_FILES]
@@ -251,16 +223,16 @@ def step_compression(c):
     for name, group in units.items():
         # the library as an archive (only what the module uses is linked), then the module
         module, library = group[-1][1], obj / f"lib{name[1:]}.a"
-        b.run([b.LLVM_AR, "crs", library.name] + [o.name for _, o, _ in group[:-1]], cwd=obj)
-        b.run([b.CLANG, f"--target={b.TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
-               "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
-               f"-L{s / 'lib' / b.TARGET}", "-o", staged / f"{name}{ext_suffix}", module, library,
-               "-lpython3.14", "-lc", b.BUILTINS])
+        run([LLVM_AR, "crs", library.name] + [o.name for _, o, _ in group[:-1]], cwd=obj)
+        run([CLANG, f"--target={TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
+             "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
+             f"-L{s / 'lib' / TARGET}", "-o", staged / f"{name}{ext_suffix}", module, library,
+             f"-l{LIBPYTHON}", "-lc", BUILTINS])
     c.site_compression.mkdir(parents=True, exist_ok=True)
-    b.sync_tree(staged, c.site_compression)  # unchanged bytes keep their mtime
+    sync_tree(staged, c.site_compression)  # unchanged bytes keep their mtime
     shutil.rmtree(work)
     sizes = ", ".join(f"{o.name} {o.stat().st_size // 1024} KiB" for o in outputs)
-    b.log(f"compression: {sizes} in {time.time() - t0:.0f} s")
+    log(f"compression: {sizes} in {time.time() - t0:.0f} s")
     step.done()
 
 
@@ -270,11 +242,14 @@ def wasi_ext_suffix(c):
     m = re.search(r"'EXT_SUFFIX': '([^']+)'", data.read_text()) if data.exists() else None
     if not m:
         raise SystemExit(f"compression: no EXT_SUFFIX in {data}: run build.py extract first")
+    if f".cpython-{toolchain.ABI[2:]}-" not in m.group(1):  # cp314: .cpython-314-wasm32-wasi.so
+        raise SystemExit(f"compression: EXT_SUFFIX {m.group(1)} is not of toolchain.json's "
+                         f"ABI {toolchain.ABI}")
     return m.group(1)
 
 
 def manifest(c):
-    """The pinned inputs of these steps, for build.py's manifest."""
+    """The pinned inputs of these steps, for the build manifest."""
     return {
         "debian_sources": {p[0]: {"upstream_version": p[1], "file": p[2], "sha256": p[3],
                                   "suite": DEBIAN_SOURCE_SUITE} for p in COMPRESSION_SOURCES},
