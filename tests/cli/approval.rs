@@ -250,3 +250,27 @@ fn a_paused_run_replays_identically_to_its_pause_and_its_replay_is_not_resumable
         "the sleep in flight at the pause did not run again: {shown:#}"
     );
 }
+
+#[test]
+fn journal_list_filters_by_every_status_paused_included() {
+    let sandbox = Sandbox::new();
+    let ws = sandbox.workspace();
+    let paused = pause(&sandbox, &ws, DRAW_THEN_WRITE, "--ask");
+    let listed = |status: &str| {
+        let run = sandbox.forge(&["journal", "list", "--status", status, "--json"]);
+        assert_eq!(run.code(), 0, "{}", run.stderr());
+        let records: Value = serde_json::from_str(&run.stdout()).expect("json");
+        records.as_array().cloned().unwrap_or_default()
+    };
+    let found = listed("paused");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["id"], paused["id"]);
+    assert!(listed("succeeded").is_empty());
+    let refused = sandbox.forge(&["journal", "list", "--status", "asleep"]);
+    assert_eq!(refused.code(), 2);
+    for state in ["validating", "running", "timed_out", "paused"] {
+        assert!(refused.stderr().contains(state), "{}", refused.stderr());
+    }
+    let help = sandbox.forge(&["journal", "list", "--help"]);
+    assert!(help.stdout().contains("paused"), "{}", help.stdout());
+}

@@ -69,3 +69,19 @@ impl Toolchain {
         format!("{name}-{}", self.llvm_major)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Toolchain;
+
+    #[test]
+    fn the_facts_file_names_every_package_with_its_llvm_version() {
+        let toolchain = Toolchain::get().expect("toolchain.json");
+        assert!(toolchain.python_version.starts_with("3."));
+        let clang = toolchain.llvm_tool("clang");
+        assert!(toolchain.quickjs_debs.contains(&clang), "{clang}");
+        for name in toolchain.quickjs_debs.iter().chain(&toolchain.science_debs) {
+            assert!(!name.contains('{'), "{name} is not filled in");
+        }
+    }
+}

@@ -155,3 +155,23 @@ pub fn stage_candidate(bytes: &[u8], dir: &Path) -> Result<String> {
     scratch_write(LOCK_FILE, lock.to_text().as_bytes())?;
     Ok(sha256)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_that_does_not_parse_stops_an_install_instead_of_being_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(LOCK_FILE);
+        assert!(read_lock(&path).expect("no lock yet").engines.is_empty());
+        std::fs::write(&path, "{\"engines\": [ half").expect("write");
+        let error = read_lock(&path).expect_err("a broken lock");
+        assert!(error.message.contains("is not an engines.lock"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "{\"engines\": [ half",
+            "left as it was"
+        );
+    }
+}
