@@ -227,12 +227,25 @@ fn reply(f: impl FnOnce() -> Result<Reply, Reply>) -> omnilua::Result<Reply> {
     Ok(f().unwrap_or_else(|reply| reply))
 }
 
-/// Builds the `host` table handed to the prelude.
+/// Builds the `host` table handed to the prelude: one group of functions per WIT interface it
+/// adapts, as wasmtime's `add_to_linker` adds one interface at a time.
 pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
     let host = lua.create_table()?;
+    add_tools(lua, &host, markers)?;
+    add_catalog(lua, &host, markers)?;
+    add_state(lua, &host, markers)?;
+    add_output(lua, &host, markers)?;
+    add_json(lua, &host, markers)?;
+    add_clocks(lua, &host, markers)?;
+    add_files(lua, &host, markers)?;
+    Ok(host)
+}
+
+/// The host functions of the tool calls: `begin`, `call`, `wait`.
+fn add_tools(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
     native(
         lua,
-        &host,
+        host,
         "begin",
         markers,
         |_, m, (name, input): (Value, Value)| {
@@ -249,7 +262,7 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
     )?;
     native(
         lua,
-        &host,
+        host,
         "call",
         markers,
         |lua, m, (name, input): (Value, Value)| {
@@ -284,7 +297,12 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             Ok(values)
         })?,
     )?;
-    native(lua, &host, "list", markers, |lua, m, ()| {
+    Ok(())
+}
+
+/// The host functions of the catalog: `list`, `search`, `describe`.
+fn add_catalog(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
+    native(lua, host, "list", markers, |lua, m, ()| {
         Ok(Reply::Done(Value::Table(tool_list(
             lua,
             m,
@@ -293,7 +311,7 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
     })?;
     native(
         lua,
-        &host,
+        host,
         "search",
         markers,
         |lua, m, (query, count): (Value, Option<i64>)| {
@@ -307,7 +325,7 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             })
         },
     )?;
-    native(lua, &host, "describe", markers, |lua, m, name: Value| {
+    native(lua, host, "describe", markers, |lua, m, name: Value| {
         reply(|| {
             let name = text_arg(&name, "the tool name")?;
             Ok(Reply::Done(match catalog::describe_tool(&name) {
@@ -318,7 +336,12 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             }))
         })
     })?;
-    native(lua, &host, "state_get", markers, |lua, m, key: Value| {
+    Ok(())
+}
+
+/// The host functions of session state: `state_get`, `state_set`, `state_delete`, `state_keys`.
+fn add_state(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
+    native(lua, host, "state_get", markers, |lua, m, key: Value| {
         let key = match text_arg(&key, "a state key") {
             Ok(key) => key,
             Err(reply) => return Ok(reply),
@@ -331,7 +354,7 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
     })?;
     native(
         lua,
-        &host,
+        host,
         "state_set",
         markers,
         |_, m, (key, value): (Value, Value)| {
@@ -343,13 +366,13 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             })
         },
     )?;
-    native(lua, &host, "state_delete", markers, |_, _, key: Value| {
+    native(lua, host, "state_delete", markers, |_, _, key: Value| {
         reply(|| {
             let key = text_arg(&key, "a state key")?;
             Ok(state::delete(&key).map(|()| Value::Nil).into())
         })
     })?;
-    native(lua, &host, "state_keys", markers, |lua, m, ()| {
+    native(lua, host, "state_keys", markers, |lua, m, ()| {
         let keys = lua.create_table()?;
         keys.set_metatable(Some(&m.array))?;
         for (index, key) in state::keys().into_iter().enumerate() {
@@ -357,7 +380,12 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
         }
         Ok(Reply::Done(Value::Table(keys)))
     })?;
-    native(lua, &host, "text", markers, |_, m, value: Value| {
+    Ok(())
+}
+
+/// The host functions of output: `text`, `progress`, `write`.
+fn add_output(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
+    native(lua, host, "text", markers, |_, m, value: Value| {
         reply(|| {
             let text = encode_for_host(m, &value, "a text() value", BUDGETS.get().output)?;
             Ok(output::text(&text).map(|()| Value::Nil).into())
@@ -385,21 +413,20 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             Ok(())
         })?,
     )?;
+    Ok(())
+}
+
+/// The host functions of JSON: `json_encode`, `json_decode`.
+fn add_json(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
+    native(lua, host, "json_encode", markers, |lua, m, value: Value| {
+        Ok(match json::encode(&value, m, limit(BUDGETS.get().memory)) {
+            Ok(text) => Reply::Done(Value::String(lua.create_string(text)?)),
+            Err(error) => Reply::Mistake(format!("json.encode: {error}")),
+        })
+    })?;
     native(
         lua,
-        &host,
-        "json_encode",
-        markers,
-        |lua, m, value: Value| {
-            Ok(match json::encode(&value, m, limit(BUDGETS.get().memory)) {
-                Ok(text) => Reply::Done(Value::String(lua.create_string(text)?)),
-                Err(error) => Reply::Mistake(format!("json.encode: {error}")),
-            })
-        },
-    )?;
-    native(
-        lua,
-        &host,
+        host,
         "json_decode",
         markers,
         |lua, m, text: omnilua::LuaString| {
@@ -413,6 +440,11 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             })
         },
     )?;
+    Ok(())
+}
+
+/// The host functions of the clocks: `time`, `clock`.
+fn add_clocks(lua: &Lua, host: &Table, _markers: &Rc<Markers>) -> omnilua::Result<()> {
     host.raw_set(
         "time",
         lua.create_function(|_, ()| {
@@ -427,6 +459,11 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             Ok(started.elapsed().as_secs_f64())
         })?,
     )?;
+    Ok(())
+}
+
+/// The host functions of the job's files: `remove`, `rename`, `inputs`.
+fn add_files(lua: &Lua, host: &Table, markers: &Rc<Markers>) -> omnilua::Result<()> {
     host.raw_set(
         "remove",
         lua.create_function(|lua, name: omnilua::LuaString| {
@@ -464,5 +501,5 @@ pub fn host_table(lua: &Lua, markers: &Rc<Markers>) -> omnilua::Result<Table> {
             Ok(list)
         })?,
     )?;
-    Ok(host)
+    Ok(())
 }

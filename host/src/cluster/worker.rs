@@ -380,22 +380,55 @@ async fn prepare(
     crate::kernel::validate_session(&request.session)?;
     let (limits, lowered) = request.limits.within(&options.ceilings);
     check_declared_sizes(request, &limits)?;
-    let source = match &request.script_text {
+    let source = script_source(cluster, request).await?;
+    let (folder, tops) = fetch_inputs(cluster, kernel, request).await?;
+    if let Some(subject) = &reply_to {
+        send_taken(cluster, options, subject, &limits, &lowered).await;
+    }
+    let events = progress_sink(cluster, feed, reply_to.filter(|_| request.progress));
+    let before_effects = effects_hook(cluster, &request.id, record);
+    let execution = ExecutionRequest {
+        engine: request.engine.clone(),
+        limits,
+        policy: request.policy.within(&options.policy),
+        session: request.session.clone(),
+        inputs: tops,
+        record: request.record,
+        // Published into the run's folder, then sent to the submitter through the object store.
+        out_dir: Some(folder.path().join("out")),
+        events: Some(events),
+        cancel: Some(cancel),
+        before_effects: Some(before_effects),
+        ..ExecutionRequest::new(source, request.script.path.clone())
+    };
+    Ok((execution, folder))
+}
+
+/// The request's script: inline (checked against its sha256) or from the object store.
+async fn script_source(cluster: &Cluster, request: &RunMessage) -> Result<String, Error> {
+    match &request.script_text {
         Some(text) if crate::primitives::sha256_hex(text.as_bytes()) == request.script.sha256 => {
-            text.clone()
+            Ok(text.clone())
         }
-        Some(_) => {
-            return Err(Error::invalid_input(
-                "the request's script does not match its sha256",
-            ));
-        }
+        Some(_) => Err(Error::invalid_input(
+            "the request's script does not match its sha256",
+        )),
         None => String::from_utf8(
             cluster
                 .get_blob_sized(&request.script.sha256, Some(request.script.size))
                 .await?,
         )
-        .map_err(|_| Error::invalid_input("the script is not UTF-8 text"))?,
-    };
+        .map_err(|_| Error::invalid_input("the script is not UTF-8 text")),
+    }
+}
+
+/// The request's inputs, fetched into a run folder of their own under the data directory's
+/// `incoming/`; with the top-level paths a run is given as its inputs.
+async fn fetch_inputs(
+    cluster: &Cluster,
+    kernel: &Kernel,
+    request: &RunMessage,
+) -> Result<(tempfile::TempDir, Vec<PathBuf>), Error> {
     let incoming = kernel.data_dir().root().join("incoming");
     std::fs::create_dir_all(&incoming)
         .map_err(|e| ClusterError::local("cannot make", &incoming, e))?;
@@ -422,26 +455,43 @@ async fn prepare(
             }
         }
     }
-    if let Some(subject) = &reply_to {
-        let taken = Reply::Taken {
-            worker: options.name.clone(),
-            lowered: limits
-                .describe()
-                .into_iter()
-                .filter(|(flag, _)| lowered.contains(flag))
-                .map(|(flag, value)| format!("--{flag} {value}"))
-                .collect(),
-        };
-        if let Ok(bytes) = serde_json::to_vec(&taken) {
-            let _ = cluster
-                .client
-                .publish(subject.clone(), Bytes::from(bytes))
-                .await;
-        }
+    Ok((folder, tops))
+}
+
+/// Tells the submitter which worker took the run, and which of its limits this worker lowered.
+async fn send_taken(
+    cluster: &Cluster,
+    options: &WorkerOptions,
+    subject: &str,
+    limits: &Limits,
+    lowered: &[&'static str],
+) {
+    let taken = Reply::Taken {
+        worker: options.name.clone(),
+        lowered: limits
+            .describe()
+            .into_iter()
+            .filter(|(flag, _)| lowered.contains(flag))
+            .map(|(flag, value)| format!("--{flag} {value}"))
+            .collect(),
+    };
+    if let Ok(bytes) = serde_json::to_vec(&taken) {
+        let _ = cluster
+            .client
+            .publish(subject.to_string(), Bytes::from(bytes))
+            .await;
     }
-    let progress_to = reply_to.filter(|_| request.progress);
+}
+
+/// What the run's events do: its start goes to the journal stream, and progress, when the
+/// request asks for it, to `progress_to`.
+fn progress_sink(
+    cluster: &Cluster,
+    feed: JournalFeed,
+    progress_to: Option<String>,
+) -> crate::output::EventSink {
     let client = cluster.client.clone();
-    let events: crate::output::EventSink = Arc::new(move |event: Event| match event {
+    Arc::new(move |event: Event| match event {
         Event::Started { id } => feed.started(&id),
         Event::Progress {
             message,
@@ -461,35 +511,26 @@ async fn prepare(
             }
         }
         _ => {}
-    });
-    let before_effects: crate::kernel::BeforeEffects = {
-        let owners = cluster.owners.clone();
-        let id = request.id.clone();
-        Arc::new(move || {
-            let (owners, id, record) = (owners.clone(), id.clone(), record.clone());
-            async move {
-                mark_effects(&owners, &id, &record)
-                    .await
-                    .map_err(crate::kernel::EffectsRefused::new)
-            }
-            .boxed()
-        })
-    };
-    let execution = ExecutionRequest {
-        engine: request.engine.clone(),
-        limits,
-        policy: request.policy.within(&options.policy),
-        session: request.session.clone(),
-        inputs: tops,
-        record: request.record,
-        // Published into the run's folder, then sent to the submitter through the object store.
-        out_dir: Some(folder.path().join("out")),
-        events: Some(events),
-        cancel: Some(cancel),
-        before_effects: Some(before_effects),
-        ..ExecutionRequest::new(source, request.script.path.clone())
-    };
-    Ok((execution, folder))
+    })
+}
+
+/// The hook that marks the run's record before its first effect.
+fn effects_hook(
+    cluster: &Cluster,
+    id: &str,
+    record: Arc<Mutex<(u64, RunRecord)>>,
+) -> crate::kernel::BeforeEffects {
+    let owners = cluster.owners.clone();
+    let id = id.to_string();
+    Arc::new(move || {
+        let (owners, id, record) = (owners.clone(), id.clone(), record.clone());
+        async move {
+            mark_effects(&owners, &id, &record)
+                .await
+                .map_err(crate::kernel::EffectsRefused::new)
+        }
+        .boxed()
+    })
 }
 
 /// Stores every file a run published under `out` in the object store.
