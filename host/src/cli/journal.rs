@@ -309,7 +309,7 @@ fn show_text(
     if let Some(dir) = &record.out_dir {
         out!("  outputs  {} file(s) in {dir}", record.outputs.len())?;
     }
-    for call in &calls {
+    for call in calls {
         let code = call.error_code.map(|c| format!(" {c}")).unwrap_or_default();
         let duration = call
             .duration_ms
