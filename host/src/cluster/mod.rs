@@ -57,8 +57,9 @@ pub struct QueueOptions {
     pub retention: Duration,
 }
 
-/// The longest one read of the journal stream waits for the messages it was told are there.
-const JOURNAL_FETCH_WAIT: Duration = Duration::from_secs(2);
+/// The longest one read of the journal stream waits for its next message (a loopback server
+/// answers in well under a millisecond).
+const JOURNAL_FETCH_WAIT: Duration = Duration::from_secs(3);
 
 /// [`QueueOptions::retention`]'s default: a week.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -292,17 +293,20 @@ impl Cluster {
             .map_err(|e| nats("reading the journal stream", &self.url, e))?;
         let mut entries = Vec::new();
         loop {
-            // Bounded: a server may count a message that expired meanwhile as still pending
-            // and hold a no-wait pull for it; without `expires` nothing would ever end it.
             let mut batch = reader
                 .fetch()
                 .max_messages(1000)
-                .expires(JOURNAL_FETCH_WAIT)
                 .messages()
                 .await
                 .map_err(|e| nats("reading the journal stream", &self.url, e))?;
             let mut got = 0;
-            while let Some(Ok(message)) = batch.next().await {
+            // Each message waited for on a timer of our own: a server may count a message that
+            // expired meanwhile as still pending and hold the no-wait pull for it, answering
+            // nothing, and a no-wait pull has no expiry of its own (an `expires` would make
+            // every read wait that long).
+            while let Ok(Some(Ok(message))) =
+                tokio::time::timeout(JOURNAL_FETCH_WAIT, batch.next()).await
+            {
                 got += 1;
                 if let Ok(entry) = serde_json::from_slice::<JournalEntry>(&message.payload) {
                     entries.push(entry);
