@@ -22,11 +22,6 @@
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
 mod bench;
-mod bench_cpu;
-mod bench_goals;
-mod bench_mcp;
-mod bench_soak;
-mod bench_versions;
 mod components;
 mod fuzz;
 mod paths;
