@@ -12,9 +12,10 @@
 //!   skips it (not build.py's `compression` steps: both CPython profiles link in the `_bz2` and
 //!   `_lzma` modules they build); `--profile science` names it explicitly (what
 //!   PACKAGE_UNAVAILABLE tells users).
-//! - `test`: build, the lint step below, the upstream numpy/pandas test kit, then
-//!   `cargo test --release` over the workspace, then a short smoke run of every fuzz target
-//!   (skipped when cargo test arguments narrow the run).
+//! - `test`: build, the lint step below, the upstream numpy/pandas test kit, the embedding
+//!   example (`host/examples/embed.rs`, which must print its result), then `cargo test
+//!   --release` over the workspace, then a short smoke run of every fuzz target (skipped when
+//!   cargo test arguments narrow the run).
 //! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
 //! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
 //!   `target/release/forge-host run FILE ARGS...`.
@@ -90,6 +91,38 @@ fn build(profiles: Profiles) -> Result {
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
 
+/// What `host/examples/embed.rs` prints: its script's result.
+const EMBED_PRINTS: &str = "300";
+
+/// Builds and runs the embedding example against the built engines, and checks what it printed.
+fn embed_example() -> Result {
+    run(cargo().args([
+        "build",
+        "--release",
+        "--package",
+        "forge-host",
+        "--example",
+        "embed",
+    ]))?;
+    let mut embed = Command::new(crate::paths::release_example("embed"));
+    embed.arg(crate::paths::engines());
+    eprintln!("xtask: $ {}", describe(&embed));
+    let out = embed
+        .output()
+        .map_err(|e| format!("cannot start `{}`: {e}", describe(&embed)))?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && printed.trim() == EMBED_PRINTS {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` printed {printed:?}, not {EMBED_PRINTS} ({}): {}",
+            describe(&embed),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
 /// `cargo fmt --check` and clippy with `-D warnings` over the host, the xtask and the QuickJS
 /// and Lua guests: what CI enforces through the test command.
 fn lint() -> Result {
@@ -138,6 +171,7 @@ fn main() -> ExitCode {
             // Compiles every engine into the cache once (python-science: ~17 s), instead of in
             // each of the tests that start at the same moment.
             run(Command::new(crate::paths::host_binary()).arg("status"))?;
+            embed_example()?;
             run(cargo()
                 .args([
                     "test",

@@ -1,5 +1,5 @@
 //! Everything `cargo xtask bench` runs to get its numbers, in the order of one run: the library
-//! drivers (`host/examples/`), native QuickJS, `forge-host run` as a process, the Python sets
+//! drivers (`bench/drivers/`), native QuickJS, `forge-host run` as a process, the Python sets
 //! (`measure_python.rs`), the Node.js peers, MCP, the floods and the soak, and the worker pool.
 //! Every measure returns flat numbers by key; none of it knows how BENCHMARKS.md shows them.
 
@@ -197,7 +197,7 @@ fn mcp_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
 /// Floods and soak (issue 11): 1 GiB through each output channel and through tool responses,
 /// each in one `forge-host run` with its peak resident memory (`bench/floods/floods.py`); and
 /// 10,000 journaled runs in one process through the library, with resident memory and open
-/// descriptors after a warm-up and at the end (`host/examples/soak.rs`).
+/// descriptors after a warm-up and at the end (`bench/drivers/soak.rs`).
 fn flood_and_soak_numbers(root: &Path, scratch: &Path) -> Result<Numbers> {
     let mut numbers = json_numbers(&capture(
         Command::new("python3")

@@ -29,7 +29,7 @@ use crate::{Result, cargo, run, workspace_root};
 /// One run's numbers by key: milliseconds unless the key names its unit.
 pub type Numbers = BTreeMap<String, f64>;
 
-/// The drivers that measure through the library (`host/examples/`, built as the host's
+/// The drivers that measure through the library (`bench/drivers/`, built as the host's
 /// examples).
 const DRIVERS: [&str; 4] = ["bench", "soak", "epoch_cost", "cluster_bench"];
 
