@@ -91,6 +91,33 @@ fn build(profiles: Profiles) -> Result {
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
 
+/// The workspace crates that the lint's clippy and the test's cargo test leave out, and why.
+const EXCLUDED: [(&str, &str); 3] = [
+    (
+        "forge-quickjs",
+        "a wasm32-wasip2 guest: `lint` runs its clippy with its own target and C toolchain, \
+         and the conformance kit tests it as a component",
+    ),
+    (
+        "forge-lua",
+        "a wasm32-wasip2 guest: `lint` runs its clippy for its own target, and the \
+         conformance kit tests it as a component",
+    ),
+    (
+        "quickjs-native",
+        "the bench's native QuickJS switches on hashbrown's default features, which would \
+         make this build compile wasmtime a second time (~2.5 GB, minutes)",
+    ),
+];
+
+/// `--exclude CRATE` for every crate of [`EXCLUDED`].
+fn excluded() -> Vec<&'static str> {
+    EXCLUDED
+        .iter()
+        .flat_map(|(name, _why)| ["--exclude", name])
+        .collect()
+}
+
 /// What `host/examples/embed.rs` prints: its script's result.
 const EMBED_PRINTS: &str = "300";
 
@@ -128,21 +155,10 @@ fn embed_example() -> Result {
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"]))?;
-    run(cargo().args([
-        "clippy",
-        "--release",
-        "--workspace",
-        "--exclude",
-        "forge-quickjs",
-        "--exclude",
-        "forge-lua",
-        "--exclude",
-        "quickjs-native",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    run(cargo()
+        .args(["clippy", "--release", "--workspace"])
+        .args(excluded())
+        .args(["--all-targets", "--", "-D", "warnings"]))?;
     let mut guest = components::quickjs_cargo("clippy")?;
     run(guest.args(["--", "-D", "warnings"]))?;
     run(components::lua_cargo("clippy").args(["--", "-D", "warnings"]))
@@ -173,19 +189,8 @@ fn main() -> ExitCode {
             run(Command::new(crate::paths::host_binary()).arg("status"))?;
             embed_example()?;
             run(cargo()
-                .args([
-                    "test",
-                    "--release",
-                    "--workspace",
-                    "--exclude",
-                    "forge-quickjs",
-                    "--exclude",
-                    "forge-lua",
-                    // The bench's native QuickJS switches on hashbrown's default features, which
-                    // would make this build compile wasmtime a second time (~2.5 GB, minutes).
-                    "--exclude",
-                    "quickjs-native",
-                ])
+                .args(["test", "--release", "--workspace"])
+                .args(excluded())
                 .args(&args[1..]))?;
             if args.len() == 1 {
                 fuzz::smoke()
