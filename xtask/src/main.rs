@@ -17,13 +17,16 @@
 //!   --release` over the workspace, then a short smoke run of every fuzz target (skipped when
 //!   cargo test arguments narrow the run).
 //! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
-//! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
+//! - `run FILE [ARGS...]` (or `run -e CODE --lang L`, `run - --lang L`): build the engine the
+//!   script needs and nothing else (QuickJS for a `.js` file; CPython for a `.py` one, and
+//!   python-science when its imports want it), and the release host, then
 //!   `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
 mod bench;
 mod components;
+mod engines;
 mod fuzz;
 mod paths;
 mod python;
@@ -32,6 +35,8 @@ mod toolchain;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+use engines::Engine;
 
 /// An xtask failure, printed as one line.
 type Result<T = ()> = std::result::Result<T, String>;
@@ -71,22 +76,17 @@ fn cargo() -> Command {
     command
 }
 
-/// Which engines `build` makes.
-#[derive(Clone, Copy, PartialEq)]
-enum Profiles {
-    /// QuickJS and the standard-library CPython.
-    Stdlib,
-    /// Those and python-science.
-    All,
-}
-
-fn build(profiles: Profiles) -> Result {
-    setup::setup()?;
-    components::build_quickjs()?;
-    components::build_lua()?;
-    python::build_python()?;
-    if profiles == Profiles::All {
-        python::build_science()?;
+/// Builds `engines`, each with only the toolchain it needs, and the release host.
+fn build(engines: &[Engine]) -> Result {
+    for engine in engines {
+        match engine {
+            // The wasm target, clang and wasi-libc.
+            Engine::Quickjs => setup::setup().and_then(|()| components::build_quickjs())?,
+            // Pure Rust: the wasm target alone.
+            Engine::Lua => setup::rust_target().and_then(|()| components::build_lua())?,
+            Engine::Python => python::build_python()?,
+            Engine::Science => python::build_science()?,
+        }
     }
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
 }
@@ -173,14 +173,14 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::setup(),
         Some("build") => match args.get(1..).unwrap_or_default() {
-            [] => build(Profiles::All),
-            [flag, profile] if flag == "--profile" && profile == "science" => build(Profiles::All),
+            [] => build(&engines::ALL),
+            [flag, profile] if flag == "--profile" && profile == "science" => build(&engines::ALL),
             [flag, profile] if flag == "--profile" && profile == "stdlib" => {
-                build(Profiles::Stdlib)
+                build(&engines::STDLIB)
             }
             _ => Err(USAGE.to_string()),
         },
-        Some("test") => build(Profiles::All).and_then(|()| {
+        Some("test") => build(&engines::ALL).and_then(|()| {
             lint()?;
             setup::test_peers()?;
             python::build_science_testkit()?;
@@ -199,17 +199,20 @@ fn main() -> ExitCode {
                 Ok(())
             }
         }),
-        // A Python script may need the science profile; others do not wait for its build.
-        Some("run") if args.len() >= 2 => build(if args[1].ends_with(".py") {
-            Profiles::All
-        } else {
-            Profiles::Stdlib
-        })
-        .and_then(|()| {
-            let binary = crate::paths::host_binary();
-            run(Command::new(binary).arg("run").args(&args[1..]))
-        }),
-        Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),
+        // Only the engine the script needs: the others (and their toolchains) do not hold up
+        // the first result.
+        Some("run") if args.len() >= 2 => python::profile_packages("python-science")
+            .map(|science| {
+                engines::for_run(&args[1..], &science, |path| {
+                    std::fs::read_to_string(path).ok()
+                })
+            })
+            .and_then(|needed| build(&needed))
+            .and_then(|()| {
+                let binary = crate::paths::host_binary();
+                run(Command::new(binary).arg("run").args(&args[1..]))
+            }),
+        Some("bench") => build(&engines::ALL).and_then(|()| bench::bench()),
         Some("lint") => lint(),
         Some("fuzz") => fuzz::command(&args[1..]),
         _ => Err(USAGE.to_string()),
