@@ -35,6 +35,11 @@
 //! assert_eq!(report.value, Some(serde_json::json!(2)));
 //! # Ok(()) }
 //! ```
+//!
+//! A tool of the embedder's own is a [`tools::Tool`] registered in a [`tools::ToolRegistry`]
+//! given to [`kernel::KernelBuilder::tools`]; `host/examples/embed.rs` does it in about forty
+//! lines and runs a script that calls it (`cargo run --release --example embed --
+//! target/engines`; `cargo xtask test` runs it).
 
 #![deny(missing_docs)]
 

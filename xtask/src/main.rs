@@ -12,22 +12,21 @@
 //!   skips it (not build.py's `compression` steps: both CPython profiles link in the `_bz2` and
 //!   `_lzma` modules they build); `--profile science` names it explicitly (what
 //!   PACKAGE_UNAVAILABLE tells users).
-//! - `test`: build, the lint step below, the upstream numpy/pandas test kit, then
-//!   `cargo test --release` over the workspace, then a short smoke run of every fuzz target
-//!   (skipped when cargo test arguments narrow the run).
+//! - `test`: build, the lint step below, the upstream numpy/pandas test kit, the embedding
+//!   example (`host/examples/embed.rs`, which must print its result), then `cargo test
+//!   --release` over the workspace, then a short smoke run of every fuzz target (skipped when
+//!   cargo test arguments narrow the run).
 //! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
-//! - `run FILE [ARGS...]`: build (the science profile only for a `.py` file), then
+//! - `run FILE [ARGS...]` (or `run -e CODE --lang L`, `run - --lang L`): build the engine the
+//!   script needs and nothing else (QuickJS for a `.js` file; CPython for a `.py` one, and
+//!   python-science when its imports want it), and the release host, then
 //!   `target/release/forge-host run FILE ARGS...`.
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
 mod bench;
-mod bench_cpu;
-mod bench_goals;
-mod bench_mcp;
-mod bench_soak;
-mod bench_versions;
 mod components;
+mod engines;
 mod fuzz;
 mod paths;
 mod python;
@@ -36,6 +35,8 @@ mod toolchain;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+use engines::Engine;
 
 /// An xtask failure, printed as one line.
 type Result<T = ()> = std::result::Result<T, String>;
@@ -75,24 +76,78 @@ fn cargo() -> Command {
     command
 }
 
-/// Which engines `build` makes.
-#[derive(Clone, Copy, PartialEq)]
-enum Profiles {
-    /// QuickJS and the standard-library CPython.
-    Stdlib,
-    /// Those and python-science.
-    All,
-}
-
-fn build(profiles: Profiles) -> Result {
-    setup::setup()?;
-    components::build_quickjs()?;
-    components::build_lua()?;
-    python::build_python()?;
-    if profiles == Profiles::All {
-        python::build_science()?;
+/// Builds `engines`, each with only the toolchain it needs, and the release host.
+fn build(engines: &[Engine]) -> Result {
+    for engine in engines {
+        match engine {
+            // The wasm target, clang and wasi-libc.
+            Engine::Quickjs => setup::setup().and_then(|()| components::build_quickjs())?,
+            // Pure Rust: the wasm target alone.
+            Engine::Lua => setup::rust_target().and_then(|()| components::build_lua())?,
+            Engine::Python => python::build_python()?,
+            Engine::Science => python::build_science()?,
+        }
     }
     run(cargo().args(["build", "--release", "--package", "forge-host"]))
+}
+
+/// The workspace crates that the lint's clippy and the test's cargo test leave out, and why.
+const EXCLUDED: [(&str, &str); 3] = [
+    (
+        "forge-quickjs",
+        "a wasm32-wasip2 guest: `lint` runs its clippy with its own target and C toolchain, \
+         and the conformance kit tests it as a component",
+    ),
+    (
+        "forge-lua",
+        "a wasm32-wasip2 guest: `lint` runs its clippy for its own target, and the \
+         conformance kit tests it as a component",
+    ),
+    (
+        "quickjs-native",
+        "the bench's native QuickJS switches on hashbrown's default features, which would \
+         make this build compile wasmtime a second time (~2.5 GB, minutes)",
+    ),
+];
+
+/// `--exclude CRATE` for every crate of [`EXCLUDED`].
+fn excluded() -> Vec<&'static str> {
+    EXCLUDED
+        .iter()
+        .flat_map(|(name, _why)| ["--exclude", name])
+        .collect()
+}
+
+/// What `host/examples/embed.rs` prints: its script's result.
+const EMBED_PRINTS: &str = "300";
+
+/// Builds and runs the embedding example against the built engines, and checks what it printed.
+fn embed_example() -> Result {
+    run(cargo().args([
+        "build",
+        "--release",
+        "--package",
+        "forge-host",
+        "--example",
+        "embed",
+    ]))?;
+    let mut embed = Command::new(crate::paths::release_example("embed"));
+    embed.arg(crate::paths::engines());
+    eprintln!("xtask: $ {}", describe(&embed));
+    let out = embed
+        .output()
+        .map_err(|e| format!("cannot start `{}`: {e}", describe(&embed)))?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && printed.trim() == EMBED_PRINTS {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` printed {printed:?}, not {EMBED_PRINTS} ({}): {}",
+            describe(&embed),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 /// `cargo fmt --check` and clippy with `-D warnings` over the host, the xtask and the QuickJS
@@ -100,21 +155,10 @@ fn build(profiles: Profiles) -> Result {
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"]))?;
-    run(cargo().args([
-        "clippy",
-        "--release",
-        "--workspace",
-        "--exclude",
-        "forge-quickjs",
-        "--exclude",
-        "forge-lua",
-        "--exclude",
-        "quickjs-native",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    run(cargo()
+        .args(["clippy", "--release", "--workspace"])
+        .args(excluded())
+        .args(["--all-targets", "--", "-D", "warnings"]))?;
     let mut guest = components::quickjs_cargo("clippy")?;
     run(guest.args(["--", "-D", "warnings"]))?;
     run(components::lua_cargo("clippy").args(["--", "-D", "warnings"]))
@@ -129,34 +173,24 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::setup(),
         Some("build") => match args.get(1..).unwrap_or_default() {
-            [] => build(Profiles::All),
-            [flag, profile] if flag == "--profile" && profile == "science" => build(Profiles::All),
+            [] => build(&engines::ALL),
+            [flag, profile] if flag == "--profile" && profile == "science" => build(&engines::ALL),
             [flag, profile] if flag == "--profile" && profile == "stdlib" => {
-                build(Profiles::Stdlib)
+                build(&engines::STDLIB)
             }
             _ => Err(USAGE.to_string()),
         },
-        Some("test") => build(Profiles::All).and_then(|()| {
+        Some("test") => build(&engines::ALL).and_then(|()| {
             lint()?;
             setup::test_peers()?;
             python::build_science_testkit()?;
             // Compiles every engine into the cache once (python-science: ~17 s), instead of in
             // each of the tests that start at the same moment.
             run(Command::new(crate::paths::host_binary()).arg("status"))?;
+            embed_example()?;
             run(cargo()
-                .args([
-                    "test",
-                    "--release",
-                    "--workspace",
-                    "--exclude",
-                    "forge-quickjs",
-                    "--exclude",
-                    "forge-lua",
-                    // The bench's native QuickJS switches on hashbrown's default features, which
-                    // would make this build compile wasmtime a second time (~2.5 GB, minutes).
-                    "--exclude",
-                    "quickjs-native",
-                ])
+                .args(["test", "--release", "--workspace"])
+                .args(excluded())
                 .args(&args[1..]))?;
             if args.len() == 1 {
                 fuzz::smoke()
@@ -165,17 +199,20 @@ fn main() -> ExitCode {
                 Ok(())
             }
         }),
-        // A Python script may need the science profile; others do not wait for its build.
-        Some("run") if args.len() >= 2 => build(if args[1].ends_with(".py") {
-            Profiles::All
-        } else {
-            Profiles::Stdlib
-        })
-        .and_then(|()| {
-            let binary = crate::paths::host_binary();
-            run(Command::new(binary).arg("run").args(&args[1..]))
-        }),
-        Some("bench") => build(Profiles::All).and_then(|()| bench::bench()),
+        // Only the engine the script needs: the others (and their toolchains) do not hold up
+        // the first result.
+        Some("run") if args.len() >= 2 => python::profile_packages("python-science")
+            .map(|science| {
+                engines::for_run(&args[1..], &science, |path| {
+                    std::fs::read_to_string(path).ok()
+                })
+            })
+            .and_then(|needed| build(&needed))
+            .and_then(|()| {
+                let binary = crate::paths::host_binary();
+                run(Command::new(binary).arg("run").args(&args[1..]))
+            }),
+        Some("bench") => build(&engines::ALL).and_then(|()| bench::bench()),
         Some("lint") => lint(),
         Some("fuzz") => fuzz::command(&args[1..]),
         _ => Err(USAGE.to_string()),

@@ -20,7 +20,8 @@ pub fn host_binary() -> PathBuf {
     target().join("release/forge-host")
 }
 
-/// A release build of the host's example `name` (the benchmark drivers).
+/// A release build of the host's example `name` (the benchmark drivers, the embedding
+/// example).
 pub fn release_example(name: &str) -> PathBuf {
     target().join("release/examples").join(name)
 }

@@ -169,7 +169,7 @@ pub fn build_python() -> Result {
 }
 
 /// The packages `profile` adds to the standard library (what picks it for a script).
-fn profile_packages(profile: &str) -> Result<Vec<String>> {
+pub fn profile_packages(profile: &str) -> Result<Vec<String>> {
     let what = "components/python/forge/profiles.json";
     let profiles: serde_json::Value =
         serde_json::from_str(PROFILES).map_err(|e| format!("{what}: {e}"))?;

@@ -21,7 +21,8 @@ pub fn output(command: &mut Command) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn rust_target() -> Result {
+/// The Rust target guests are built for, added when missing.
+pub fn rust_target() -> Result {
     let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))
         .ok_or("cannot run `rustup target list --installed` (is rustup on PATH?)")?;
     if installed.lines().any(|line| line.trim() == WASM_TARGET) {

@@ -1,9 +1,9 @@
-//! The per-run cost goals of issue 12, as one table of `cargo xtask bench`: each measure next to
-//! its goal, from the numbers of the same run.
+//! The per-run cost goals of issue 12, as data: each measure, by its key, and the goal it is
+//! held to. `render.rs` sets each next to the number of the same run.
 
 /// How a goal compares: a time or size at most the goal, a rate at least the goal, or a ratio of
 /// two measures at most the goal.
-enum Goal {
+pub enum Goal {
     /// At most this many milliseconds.
     AtMostMs(f64),
     /// At most this many MiB.
@@ -17,7 +17,7 @@ enum Goal {
 }
 
 /// (measure, key, goal).
-const GOALS: [(&str, &str, Goal); 19] = [
+pub const GOALS: [(&str, &str, Goal); 19] = [
     (
         "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
         "sandbox_alone_return_1_p50_ms",
@@ -114,57 +114,3 @@ const GOALS: [(&str, &str, Goal); 19] = [
         Goal::Ratio("epoch_on_speed_cpu_sum_1e7_ms"),
     ),
 ];
-
-/// The goals table, in Markdown.
-pub fn markdown(number: impl Fn(&str) -> Option<f64>) -> String {
-    let mut text = String::from(
-        "## Per-run cost goals (issue 12)\n\n| measure | measured | goal | met |\n|---|---|---|---|\n",
-    );
-    for (what, key, goal) in GOALS {
-        let Some(value) = number(key) else {
-            text.push_str(&format!("| {what} | n/a | | |\n"));
-            continue;
-        };
-        let (measured, wanted, met) = match goal {
-            Goal::AtMostMs(goal) => (
-                format!("{value:.3} ms"),
-                format!("at most {goal} ms"),
-                Some(value <= goal),
-            ),
-            Goal::AtMostMib(goal) => (
-                format!("{value:.2} MiB"),
-                format!("at most {goal} MiB"),
-                Some(value <= goal),
-            ),
-            Goal::AtLeastPerS(goal) => (
-                format!("{value:.0}/s"),
-                format!("at least {goal}/s"),
-                Some(value >= goal),
-            ),
-            Goal::RatioAtMost(peer, goal) => match number(peer) {
-                Some(peer) if peer > 0.0 => (
-                    format!("{:.2}x ({value:.3} / {peer:.3})", value / peer),
-                    format!("at most {goal}x"),
-                    Some(value / peer <= goal),
-                ),
-                _ => ("n/a".into(), format!("at most {goal}x"), None),
-            },
-            Goal::Ratio(peer) => match number(peer) {
-                Some(peer) if peer > 0.0 => (
-                    format!("{:.2}x ({value:.3} / {peer:.3})", value / peer),
-                    "reported".into(),
-                    None,
-                ),
-                _ => ("n/a".into(), "reported".into(), None),
-            },
-        };
-        let met = match met {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "",
-        };
-        text.push_str(&format!("| {what} | {measured} | {wanted} | {met} |\n"));
-    }
-    text.push('\n');
-    text
-}

@@ -1,10 +1,10 @@
-//! The versions of everything `cargo xtask bench` measured, for BENCHMARKS.md: the engines (as
-//! they describe themselves), wasmtime, rustc, and the peers.
+//! The versions of everything `cargo xtask bench` measured, asked of the machine for
+//! BENCHMARKS.md: the engines (as they describe themselves), wasmtime, rustc, and the peers.
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::bench::capture;
+use super::measure::capture;
 
 /// (what, version) pairs; a tool that cannot say is left out.
 pub fn versions(root: &Path) -> Vec<(String, String)> {
@@ -72,14 +72,4 @@ pub fn versions(root: &Path) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// The versions table, in Markdown.
-pub fn markdown(versions: &[(String, String)]) -> String {
-    let mut text = String::from("\n## Versions\n\n| what | version |\n|---|---|\n");
-    for (what, version) in versions {
-        text.push_str(&format!("| {what} | {version} |\n"));
-    }
-    text.push('\n');
-    text
 }
