@@ -176,6 +176,16 @@ async fn loading(
     Ok((compile_ms, timing.elapsed.as_secs_f64() * 1000.0))
 }
 
+/// `request` with its limits changed by `change`.
+fn with_limits(
+    request: ExecutionRequest,
+    change: impl FnOnce(&mut forge_host::Limits),
+) -> ExecutionRequest {
+    let mut limits = request.options().limits.clone();
+    change(&mut limits);
+    request.into_builder().limits(limits).build()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: bench ENGINES_DIR DATA_DIR EMPTY_CACHE_DIR";
@@ -218,8 +228,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "library_return_1_p50_ms".into(),
         json!(time_runs(&kernel, &js("return 1"), 300).await?),
     );
-    let mut unrecorded = js("return 1");
-    unrecorded.record = forge_host::journal::RecordMode::Off;
+    let unrecorded = js("return 1")
+        .into_builder()
+        .record(forge_host::journal::RecordMode::Off)
+        .build();
     out.insert(
         "library_return_1_record_off_p50_ms".into(),
         json!(time_runs(&kernel, &unrecorded, 300).await?),
@@ -265,33 +277,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "cpu_sum_1e7_ms".into(),
         json!(time_runs(&kernel, &js(cpu), 3).await?),
     );
-    let mut metered = js(cpu);
-    metered.limits.fuel = Some(u64::MAX / 2);
+    let metered = with_limits(js(cpu), |l| l.fuel = Some(u64::MAX / 2));
     kernel.run(metered.clone()).await?;
     out.insert(
         "cpu_sum_1e7_fuel_on_ms".into(),
         json!(time_runs(&kernel, &metered, 3).await?),
     );
-    let mut sleeping = js("await tools.call('sleep', { ms: 1500 }); return 1;");
-    sleeping.limits.max_concurrency = 1;
+    let sleeping = with_limits(
+        js("await tools.call('sleep', { ms: 1500 }); return 1;"),
+        |l| l.max_concurrency = 1,
+    );
     out.insert(
         "memory_per_sleeping_run_100_mib".into(),
         json!(memory_per_waiting_run(&kernel, &sleeping, 100).await?),
     );
-    let mut py_sleeping = py("import forge\nforge.call('sleep', {'ms': 3000})\nforge.result(1)\n");
-    py_sleeping.limits.max_concurrency = 1;
+    let py_sleeping = with_limits(
+        py("import forge\nforge.call('sleep', {'ms': 3000})\nforge.result(1)\n"),
+        |l| l.max_concurrency = 1,
+    );
     out.insert(
         "python_memory_per_sleeping_run_100_mib".into(),
         json!(memory_per_waiting_run(&kernel, &py_sleeping, 100).await?),
     );
-    let mut calls = js("for (let i = 0; i < 1000; i++) await tools.call('echo', { i }); return 1;");
-    calls.limits.max_tool_calls = 1000;
+    let calls = with_limits(
+        js("for (let i = 0; i < 1000; i++) await tools.call('echo', { i }); return 1;"),
+        |l| l.max_tool_calls = 1000,
+    );
     out.insert(
         "echo_calls_1000_ms".into(),
         json!(time_runs(&kernel, &calls, 5).await?),
     );
-    let mut calls_unrecorded = calls.clone();
-    calls_unrecorded.record = forge_host::journal::RecordMode::Off;
+    let calls_unrecorded = calls
+        .clone()
+        .into_builder()
+        .record(forge_host::journal::RecordMode::Off)
+        .build();
     out.insert(
         "echo_calls_1000_record_off_ms".into(),
         json!(time_runs(&kernel, &calls_unrecorded, 5).await?),
@@ -302,8 +322,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "python_library_result_1_p50_ms".into(),
         json!(time_runs(&kernel, &result_one, 100).await?),
     );
-    let mut result_one_unrecorded = result_one.clone();
-    result_one_unrecorded.record = forge_host::journal::RecordMode::Off;
+    let result_one_unrecorded = result_one
+        .clone()
+        .into_builder()
+        .record(forge_host::journal::RecordMode::Off)
+        .build();
     out.insert(
         "python_library_result_1_record_off_p50_ms".into(),
         json!(time_runs(&kernel, &result_one_unrecorded, 100).await?),
@@ -313,16 +336,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "python_sum_range_1e6_run_ms".into(),
         json!(time_runs(&kernel, &sum, 5).await?),
     );
-    let mut sum_metered = sum.clone();
-    sum_metered.limits.fuel = Some(u64::MAX / 2);
+    let sum_metered = with_limits(sum.clone(), |l| l.fuel = Some(u64::MAX / 2));
     kernel.run(sum_metered.clone()).await?;
     out.insert(
         "python_sum_range_1e6_fuel_on_run_ms".into(),
         json!(time_runs(&kernel, &sum_metered, 5).await?),
     );
-    let mut py_calls =
-        py("import forge\nfor i in range(1000):\n    forge.call('echo', {'i': i})\n");
-    py_calls.limits.max_tool_calls = 1000;
+    let py_calls = with_limits(
+        py("import forge\nfor i in range(1000):\n    forge.call('echo', {'i': i})\n"),
+        |l| l.max_tool_calls = 1000,
+    );
     out.insert(
         "python_echo_calls_1000_ms".into(),
         json!(time_runs(&kernel, &py_calls, 5).await?),

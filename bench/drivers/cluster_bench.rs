@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
+use forge_host::ExecutionRequest;
 use forge_host::cluster::submit::{Submission, enqueue};
 use forge_host::cluster::{Cluster, NatsOptions, NatsTarget, QueueOptions};
 use forge_host::journal::RecordMode;
-use forge_host::limits::Limits;
-use forge_host::permissions::Policy;
 
 /// Runs per throughput measure.
 const RUNS: usize = 300;
@@ -70,19 +69,12 @@ fn main() {
 
 fn submission(queue: &str) -> Submission {
     Submission {
-        source: "return 1".into(),
-        filename: "bench.js".into(),
-        engine: None,
-        limits: Limits::default(),
-        policy: Policy::default(),
-        session: "bench".into(),
-        inputs: Vec::new(),
-        inputs_root: None,
-        record: RecordMode::Full,
+        request: ExecutionRequest::builder("return 1", "bench.js")
+            .session("bench")
+            .record(RecordMode::Full)
+            .build(),
         queue: queue.into(),
-        events: None,
         on_taken: None,
-        out_dir: None,
     }
 }
 

@@ -172,7 +172,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         },
         tool_sources: Some(args.sources.recorded()),
         pool: match &target {
-            Some(target) => Some(forge_host::mcp_server::Pool {
+            Some(target) => Some(forge_host::cluster::submit::QueueRunner {
                 cluster: forge_host::cluster::Cluster::connect(
                     target,
                     &forge_host::cluster::QueueOptions::default(),

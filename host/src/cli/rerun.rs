@@ -51,8 +51,7 @@ pub async fn run(data: &DataDirArgs, args: RerunArgs) -> anyhow::Result<ExitCode
             )?)
             .build()
             .await?;
-        let mut request = kernel.rerun(&args.id)?;
-        request.out_dir = args.out.clone();
+        let request = kernel.rerun(&args.id)?.out_dir(args.out.clone()).build();
         let report = execute(&kernel, request, args.json, true).await;
         drop(sources);
         report

@@ -65,8 +65,10 @@ pub async fn run(data: &DataDirArgs, args: ResumeArgs) -> anyhow::Result<ExitCod
             )?)
             .build()
             .await?;
-        let mut request = kernel.resume(&args.id, args.approve)?;
-        request.out_dir = args.out.clone();
+        let request = kernel
+            .resume(&args.id, args.approve)?
+            .out_dir(args.out.clone())
+            .build();
         let report = execute(&kernel, request, args.json, false).await;
         drop(sources);
         report

@@ -145,7 +145,7 @@ pub async fn run(data: &DataDirArgs, args: RunArgs) -> anyhow::Result<ExitCode> 
         let state = args.state.store(args.insecure)?;
         let sources = args
             .sources
-            .connect(request.limits.max_call_response_bytes)
+            .connect(request.options().limits.max_call_response_bytes)
             .await?;
         let kernel = Kernel::builder(data.resolve()?)
             .tools(sources.registry.clone())
@@ -242,31 +242,31 @@ pub(super) fn script(args: &ScriptArgs<'_>, max_bytes: u64) -> Result<(String, S
 fn request(args: &RunArgs) -> Result<ExecutionRequest, Error> {
     let limits = args.limits.limits(args.config.as_deref())?;
     let (source, filename) = script(&args.script_args(), limits.max_script_bytes)?;
-    Ok(ExecutionRequest {
-        engine: args.engine.clone(),
-        limits,
-        policy: args.gate.policy(args.ask.is_some()),
-        tool_sources: Some(args.sources.recorded()),
-        session: args.session.clone().unwrap_or_else(default_session),
-        inputs: args.inputs.clone(),
-        out_dir: args.out.clone(),
-        publish_on_error: args.publish_on_error,
-        keep_job: args.keep,
-        record: args.record,
-        package_lock: args
-            .lock
-            .as_deref()
-            .map(std::path::absolute)
-            .transpose()
-            .map_err(|e| Error::invalid_input(format!("--lock: {e}")))?,
-        ..ExecutionRequest::new(source, filename)
-    })
+    let package_lock = args
+        .lock
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| Error::invalid_input(format!("--lock: {e}")))?;
+    Ok(ExecutionRequest::builder(source, filename)
+        .engine(args.engine.clone())
+        .limits(limits)
+        .policy(args.gate.policy(args.ask.is_some()))
+        .tool_sources(Some(args.sources.recorded()))
+        .session(args.session.clone().unwrap_or_else(default_session))
+        .inputs(args.inputs.clone())
+        .out_dir(args.out.clone())
+        .publish_on_error(args.publish_on_error)
+        .keep_job(args.keep)
+        .record(args.record)
+        .package_lock(package_lock)
+        .build())
 }
 
 /// Runs `request` on `kernel`, cancelled by Ctrl-C, printing events as they happen.
 pub(super) async fn execute(
     kernel: &Kernel,
-    mut request: ExecutionRequest,
+    request: ExecutionRequest,
     json: bool,
     ask_on_terminal: bool,
 ) -> anyhow::Result<RunReport> {
@@ -278,12 +278,14 @@ pub(super) async fn execute(
         }
     });
     let printer = Printer::new(json);
-    if request.policy.ask && ask_on_terminal {
-        request.asker = super::ask::terminal_asker(&printer);
+    let mut request = request
+        .into_builder()
+        .events(Some(printer.sink()))
+        .cancel(Some(cancel));
+    if request.options().policy.ask && ask_on_terminal {
+        request = request.asker(super::ask::terminal_asker(&printer));
     }
-    request.events = Some(printer.sink());
-    request.cancel = Some(cancel);
-    let report = kernel.run(request).await;
+    let report = kernel.run(request.build()).await;
     printer.finish();
     Ok(report?)
 }

@@ -9,6 +9,7 @@ use super::limit_flags::LimitFlags;
 use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::progress::Printer;
 use super::run::{Lang, ScriptArgs, default_session, parse_record, report_outcome, script};
+use forge_host::ExecutionRequest;
 use forge_host::cluster::{Cluster, DEFAULT_QUEUE, QueueOptions, submit};
 use forge_host::journal::RecordMode;
 
@@ -85,18 +86,19 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         )?;
         let cluster = Cluster::connect(&target, &QueueOptions::default()).await?;
         let printer = Printer::new(args.json);
+        let request = ExecutionRequest::builder(source, filename)
+            .engine(args.engine.clone())
+            .limits(limits)
+            .policy(args.gate.policy(false))
+            .session(args.session.clone().unwrap_or_else(default_session))
+            .inputs(args.inputs.clone())
+            .record(args.record)
+            .out_dir(args.out.clone())
+            .events(Some(printer.sink()))
+            .build();
         let submission = submit::Submission {
-            source,
-            filename,
-            engine: args.engine.clone(),
-            limits,
-            policy: args.gate.policy(false),
-            session: args.session.clone().unwrap_or_else(default_session),
-            inputs: args.inputs.clone(),
-            inputs_root: None,
-            record: args.record,
+            request,
             queue: args.queue.clone(),
-            events: Some(printer.sink()),
             on_taken: Some(std::sync::Arc::new(|worker: &str, lowered: &[String]| {
                 if lowered.is_empty() {
                     eprintln!("forge-host: worker `{worker}` runs it");
@@ -107,7 +109,6 @@ pub async fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
             })),
-            out_dir: args.out.clone(),
         };
         // Listening for Ctrl-C from before the run is queued, so that none is missed.
         let mut interrupt =

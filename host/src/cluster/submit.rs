@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::future::BoxFuture;
+
 use async_nats::jetstream;
 use bytes::Bytes;
 use futures::StreamExt;
@@ -14,75 +16,55 @@ use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, Store
 use super::{Cluster, ClusterError, nats};
 use crate::error::{Error, ErrorCode};
 use crate::files::{self, PublishError};
-use crate::journal::RecordMode;
-use crate::kernel::RunReport;
-use crate::limits::Limits;
+use crate::kernel::{ExecutionRequest, RunReport, Runner};
 use crate::output::{Event, EventSink};
-use crate::permissions::Policy;
 
 /// Hears that worker `worker` took a run, with the limits it lowered to its own (`--FLAG VALUE`).
 pub type TakenSink = std::sync::Arc<dyn Fn(&str, &[String]) + Send + Sync>;
 
-/// A run to submit.
+/// A run to submit: the request a local run would take, and the queue it goes to.
 pub struct Submission {
-    /// The script's text.
-    pub source: String,
-    /// Its file name (its extension picks the engine).
-    pub filename: String,
-    /// An engine id that overrides the choice by extension.
-    pub engine: Option<String>,
-    /// The limits asked for.
-    pub limits: Limits,
-    /// The tools allowed.
-    pub policy: Policy,
-    /// The session.
-    pub session: String,
-    /// Files and folders copied into `/input`.
-    pub inputs: Vec<PathBuf>,
-    /// The folders `inputs` must lie in, when the submitter is not trusted with the machine
-    /// (an MCP client); `None`: anywhere.
-    pub inputs_root: Option<files::InputRoots>,
-    /// What is recorded for replay.
-    pub record: RecordMode,
+    /// The run. Its script, limits, policy, session, inputs (inside its `inputs_root`, if
+    /// any), record mode and `out_dir` travel; its events receive the workers' progress. What
+    /// only a local run can have is refused: a recording to replay or resume, an asker.
+    pub request: ExecutionRequest,
     /// The queue.
     pub queue: String,
-    /// Receives progress as it happens.
-    pub events: Option<EventSink>,
     /// Hears which worker took the run, and the limits it lowered to its own (`--FLAG VALUE`).
     pub on_taken: Option<TakenSink>,
-    /// Where the files it publishes are written [default: `forge-out/<run-id>/`, and only when
-    /// it published outputs].
-    pub out_dir: Option<PathBuf>,
 }
 
 /// Puts `submission` in its queue; [`Queued::report`] waits for the report. `Err` when it was
 /// not queued: the queue is full, or NATS refused it.
 pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued, Error> {
-    names::validate_queue(&submission.queue)?;
-    crate::kernel::validate_session(&submission.session)?;
-    submission.limits.validate()?;
+    let Submission {
+        request,
+        queue,
+        on_taken,
+    } = submission;
+    names::validate_queue(&queue)?;
+    if request.lineage().replay.is_some() {
+        return Err(Error::invalid_input(
+            "a run of a worker pool cannot be resumed here: resume it where it ran",
+        ));
+    }
+    let (script, options, hooks, _) = request.into_parts();
+    crate::kernel::validate_session(&options.session)?;
+    options.limits.validate()?;
     // Refused before anything is uploaded, as `run` refuses it before anything runs.
-    crate::kernel::check_script_size(
-        submission.source.len() as u64,
-        submission.limits.max_script_bytes,
-    )?;
+    crate::kernel::check_script_size(script.source.len() as u64, options.limits.max_script_bytes)?;
     // Refused before anything runs, as `run` refuses it: files there would be replaced.
-    if let Some(out) = &submission.out_dir {
+    if let Some(out) = &options.out_dir {
         files::check_destination(out)?;
     }
     // The inputs are opened (inside the submitter's roots, if any) and their total checked
     // before any is read or uploaded, as `run` checks it.
-    let opened = files::open_inputs(
-        &submission.inputs,
-        submission.inputs_root.as_ref(),
-        "inputs",
-    )?;
-    let walked = files::walk_within(&opened, submission.limits.max_input_bytes)?;
-    let script_text =
-        (submission.source.len() <= MAX_INLINE_BYTES).then(|| submission.source.clone());
+    let opened = files::open_inputs(&options.inputs, options.inputs_root.as_ref(), "inputs")?;
+    let walked = files::walk_within(&opened, options.limits.max_input_bytes)?;
+    let script_text = (script.source.len() <= MAX_INLINE_BYTES).then(|| script.source.clone());
     let script_sha256 = match script_text {
-        Some(_) => crate::primitives::sha256_hex(submission.source.as_bytes()),
-        None => cluster.put_blob(submission.source.as_bytes()).await?,
+        Some(_) => crate::primitives::sha256_hex(script.source.as_bytes()),
+        None => cluster.put_blob(script.source.as_bytes()).await?,
     };
     let mut inputs = Vec::new();
     for (input, entries) in &walked {
@@ -103,18 +85,18 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
     let message = RunMessage {
         id: id.clone(),
         script: FileRef {
-            path: submission.filename.clone(),
+            path: script.filename.clone(),
             sha256: script_sha256,
-            size: submission.source.len() as u64,
+            size: script.source.len() as u64,
         },
         script_text,
-        engine: submission.engine.clone(),
-        limits: submission.limits.clone(),
-        policy: submission.policy.clone(),
-        session: submission.session.clone(),
+        engine: script.engine.clone(),
+        limits: options.limits.clone(),
+        policy: options.policy.clone(),
+        session: options.session.clone(),
         inputs,
-        progress: submission.events.is_some(),
-        record: submission.record,
+        progress: hooks.events.is_some(),
+        record: options.record,
     };
     let payload = serde_json::to_vec(&message).map_err(|source| ClusterError::Encode {
         what: "the request",
@@ -132,23 +114,69 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         .message_id(&id);
     let acked = match cluster
         .jetstream
-        .send_publish(names::run_subject(&submission.queue), publish)
+        .send_publish(names::run_subject(&queue), publish)
         .await
     {
         Ok(ack) => ack.await,
         Err(error) => return Err(nats("submitting the run", cluster.url(), error)),
     };
     if let Err(error) = acked {
-        return Err(refused_by_queue(cluster, &submission.queue, error));
+        return Err(refused_by_queue(cluster, &queue, error));
     }
     Ok(Queued {
         id,
         replies,
-        events: submission.events,
-        on_taken: submission.on_taken,
-        out_dir: submission.out_dir,
+        events: hooks.events,
+        on_taken,
+        out_dir: options.out_dir,
         cluster: cluster.clone(),
     })
+}
+
+/// The workers of one queue, as a [`Runner`]: a request runs there and reports as it would
+/// here. Its cancel hook cancels it before any worker took it (the report is then the
+/// `CANCELLED` error) or on its worker.
+#[derive(Clone)]
+pub struct QueueRunner {
+    /// The NATS connection.
+    pub cluster: Cluster,
+    /// The queue.
+    pub queue: String,
+}
+
+impl std::fmt::Debug for QueueRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "QueueRunner({} queue {})",
+            self.cluster.url(),
+            self.queue
+        )
+    }
+}
+
+impl Runner for QueueRunner {
+    fn run(&self, request: ExecutionRequest) -> BoxFuture<'_, Result<RunReport, Error>> {
+        Box::pin(async move {
+            let cancel = request.hooks().cancel.clone().unwrap_or_default();
+            let submission = Submission {
+                request,
+                queue: self.queue.clone(),
+                on_taken: None,
+            };
+            let queued = enqueue(&self.cluster, submission).await?;
+            let canceller = queued.canceller();
+            let waiting = queued.report();
+            tokio::pin!(waiting);
+            tokio::select! {
+                report = &mut waiting => report,
+                () = cancel.cancelled() => match canceller.cancel().await? {
+                    Some(never_ran) => Err(never_ran),
+                    None => waiting.await,
+                },
+            }
+        })
+    }
 }
 
 /// Cancels a queued run from its submitter's side.

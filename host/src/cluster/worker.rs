@@ -387,20 +387,19 @@ async fn prepare(
     }
     let events = progress_sink(cluster, feed, reply_to.filter(|_| request.progress));
     let before_effects = effects_hook(cluster, &request.id, record);
-    let execution = ExecutionRequest {
-        engine: request.engine.clone(),
-        limits,
-        policy: request.policy.within(&options.policy),
-        session: request.session.clone(),
-        inputs: tops,
-        record: request.record,
+    let execution = ExecutionRequest::builder(source, request.script.path.clone())
+        .engine(request.engine.clone())
+        .limits(limits)
+        .policy(request.policy.within(&options.policy))
+        .session(request.session.clone())
+        .inputs(tops)
+        .record(request.record)
         // Published into the run's folder, then sent to the submitter through the object store.
-        out_dir: Some(folder.path().join("out")),
-        events: Some(events),
-        cancel: Some(cancel),
-        before_effects: Some(before_effects),
-        ..ExecutionRequest::new(source, request.script.path.clone())
-    };
+        .out_dir(folder.path().join("out"))
+        .events(Some(events))
+        .cancel(Some(cancel))
+        .before_effects(Some(before_effects))
+        .build();
     Ok((execution, folder))
 }
 

@@ -208,10 +208,15 @@ async fn check_engine(
 /// What an empty script needs: its peak memory, and its fuel (metered for this run only).
 async fn baseline(kernel: &Kernel, id: &str, extensions: &[String]) -> Result<Baseline> {
     let extension = extensions.first().map(String::as_str).unwrap_or_default();
-    let mut request = ExecutionRequest::new("", format!("baseline{extension}"));
-    request.engine = Some(id.to_string());
-    request.session = "kit-baseline".into();
-    request.limits.fuel = Some(u64::MAX / 2);
+    let limits = crate::limits::Limits {
+        fuel: Some(u64::MAX / 2),
+        ..Default::default()
+    };
+    let request = ExecutionRequest::builder("", format!("baseline{extension}"))
+        .engine(id.to_string())
+        .session("kit-baseline")
+        .limits(limits)
+        .build();
     let report = kernel.run(request).await?;
     if let Some(error) = report.error {
         return Err(Error::new(error.code, error.message));
@@ -273,11 +278,11 @@ async fn run_and_compare(
             .map_err(state_error)?;
     }
     let out_dir = out_root.join(&kit_case.id);
-    let mut request = ExecutionRequest::new(source, script);
-    request.engine = Some(engine.to_string());
-    request.limits = case.limits(baseline)?;
-    request.session = session.clone();
-    request.out_dir = Some(out_dir.clone());
+    let mut request = ExecutionRequest::builder(source, script)
+        .engine(engine.to_string())
+        .limits(case.limits(baseline)?)
+        .session(session.clone())
+        .out_dir(out_dir.clone());
     if case.progress.is_some() {
         let sink = progress.clone();
         let events: EventSink = Arc::new(move |event| {
@@ -292,9 +297,9 @@ async fn run_and_compare(
                 seen.push(json!({"message": message, "completed": completed, "total": total}));
             }
         });
-        request.events = Some(events);
+        request = request.events(Some(events));
     }
-    let report = kernel.run(request).await?;
+    let report = kernel.run(request.build()).await?;
     let progress = progress.lock().map(|p| p.clone()).unwrap_or_default();
     let state_after = match &case.state_after {
         Some(_) => Some(session_state(kernel, &session)?),

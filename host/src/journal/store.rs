@@ -12,7 +12,7 @@ use super::schema::{
     self, CALLS, CallRecord, EXECUTIONS, ExecutionRecord, ExecutionState, META, OPEN, SCHEMA_KEY,
     SCHEMA_VERSION, STATE_COMMITS, StateCommitMark, TAPES,
 };
-use super::transaction::{close_in, create_in, database, decode, encode, update_in};
+use super::transaction::{close_in, create_in, database, decode, encode};
 use crate::datadir::DataDir;
 
 /// Which executions `list` returns.
@@ -81,30 +81,6 @@ impl Journal {
         let write = self.db.begin_write().map_err(database)?;
         create_in(&write, record)?;
         write.commit().map_err(database)
-    }
-
-    /// Applies `change` to execution `id` in one transaction (see [`update_in`]).
-    fn update(
-        &self,
-        id: &str,
-        path: &[ExecutionState],
-        change: impl FnOnce(&mut ExecutionRecord, &redb::WriteTransaction) -> Result<(), JournalError>,
-    ) -> Result<ExecutionRecord, JournalError> {
-        let write = self.db.begin_write().map_err(database)?;
-        let record = update_in(&write, id, path, change)?;
-        write.commit().map_err(database)?;
-        Ok(record)
-    }
-
-    /// Moves execution `id` to the non-terminal state `to`.
-    pub fn advance(&self, id: &str, to: ExecutionState) -> Result<(), JournalError> {
-        if to.is_terminal() {
-            return Err(JournalError::WrongOperation {
-                id: id.to_string(),
-                to,
-            });
-        }
-        self.update(id, &[to], |_, _| Ok(())).map(|_| ())
     }
 
     /// [`Journal::create`], committed in one transaction with the other executions' writes

@@ -1,6 +1,6 @@
 //! Tests of `store.rs`: the state machine, reconciliation, listing, group commit and decoding.
 
-use super::super::{EndReason, JournalInput, JournalPackage, Owner};
+use super::super::{EndReason, JournalInput, JournalPackage, Owner, Step};
 use super::*;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
@@ -85,15 +85,21 @@ fn the_state_machine_is_enforced_and_a_terminal_state_is_reached_once() {
         ),
         "cannot succeed without running"
     );
-    journal.advance("a", ExecutionState::Running).expect("run");
+    let mut running = record("b", Owner::current());
+    running.status = ExecutionState::Running;
+    running.steps = vec![Step {
+        state: ExecutionState::Running,
+        at: now_utc(),
+    }];
+    journal.create(&running).expect("create");
     journal
-        .close("a", closing(ExecutionState::Succeeded))
+        .close("b", closing(ExecutionState::Succeeded))
         .expect("close");
-    let before = journal.get("a").expect("get");
-    let again = journal.close("a", closing(ExecutionState::Failed));
+    let before = journal.get("b").expect("get");
+    let again = journal.close("b", closing(ExecutionState::Failed));
     assert!(matches!(again, Err(JournalError::Transition { .. })));
     assert_eq!(
-        journal.get("a").expect("get"),
+        journal.get("b").expect("get"),
         before,
         "a second close changes nothing"
     );
@@ -173,9 +179,11 @@ fn calls_are_kept_in_order_and_lists_filter() {
     for (id, session) in [("01", "x"), ("02", "y"), ("03", "x")] {
         let mut r = record(id, Owner::current());
         r.session = session.into();
+        if id == "03" {
+            r.status = ExecutionState::Running;
+        }
         journal.create(&r).expect("create");
     }
-    journal.advance("03", ExecutionState::Running).expect("run");
     let mut end = closing(ExecutionState::Failed);
     end.error = Some((ErrorCode::ToolFailed, "x".repeat(10_000)));
     end.calls = (1..=3)

@@ -1,30 +1,29 @@
-//! One execution, step by step through its lifecycle: validate, prepare, run under
-//! the deadline, then [`settle`](super::settle) how it ended, and close its journal record.
+//! One execution, in four phases, each with the journal step it owns: [`validate`] the request
+//! (nothing is journaled for a request refused here), [`prepare`](super::prepare) its guest (a
+//! failure there is journaled as the run's one, terminal, record), [`start`] it (its `running`
+//! record is queued and the guest may begin), and [`settle`] how it ended (the record is closed).
+//! The run's [`Lifecycle`] is the one keeper of its steps: the record is made from it, and the
+//! close names the states it passed through.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures::{FutureExt, TryFutureExt};
 
-use super::facts::{Facts, advance};
+use super::facts::Facts;
+use super::prepare::{self, Guest, Prepared, Validated};
 use super::report::RunReport;
-use super::sandbox::{self, SandboxSpec};
+use super::sandbox;
 use super::settle;
 use super::taped;
-use super::{ExecutionRequest, Kernel, Lifecycle, check_script_size, validate_session};
-use crate::engines::bindings::{RunRequest, ScriptEnginePre};
-use crate::engines::{EngineEntry, ExecState, Runtime};
-use crate::error::{Error, Result};
-use crate::files::{self, InputRecord, JobDir};
-use crate::journal::{
-    Closing, ExecutionRecord, ExecutionState, JournalInput, JournalPackage, Owner, Step,
-};
-use crate::output::{Event, TaskLog};
-use crate::packages;
-use crate::primitives::{now_utc, sha256_hex};
-use crate::tape::Deck;
-use crate::tools::RecordDurable;
+use super::{ExecutionRequest, Kernel, Lifecycle, Script, check_script_size, validate_session};
+use crate::engines::EngineEntry;
+use crate::error::{Error, ErrorCode, Result};
+use crate::files::{self, JobDir};
+use crate::journal::{Closing, ExecutionState};
+use crate::output::Event;
+use crate::primitives::sha256_hex;
+use crate::tools::{RecordDurable, Subscription};
 
 /// A fresh execution id: time-ordered, then random.
 pub fn new_execution_id() -> String {
@@ -39,159 +38,78 @@ pub fn new_execution_id() -> String {
     format!("{millis:012x}{:08x}", hasher.finish() as u32)
 }
 
-fn choose_engine<'k>(kernel: &'k Kernel, request: &ExecutionRequest) -> Result<&'k EngineEntry> {
-    match &request.engine {
+/// Runs `request` through its phases.
+pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport> {
+    let mut life = Lifecycle::default();
+    let valid = validate(kernel, request)?;
+    let prepared = prepare::prepare(kernel, valid, &mut life).await?;
+    let started = start(kernel, prepared, &mut life)?;
+    settle(kernel, started, &mut life).await
+}
+
+/// Validating: checks the request, chooses its engine and stores its script.
+fn validate(kernel: &Kernel, request: ExecutionRequest) -> Result<Validated<'_>> {
+    let started = Instant::now();
+    let (script, options) = (request.script(), request.options());
+    options.limits.validate()?;
+    validate_session(&options.session)?;
+    check_script_size(script.source.len() as u64, options.limits.max_script_bytes)?;
+    if let Some(out) = &options.out_dir {
+        files::check_destination(out)?;
+    }
+    let entry = choose_engine(kernel, script)?;
+    let script_sha256 = sha256_hex(script.source.as_bytes());
+    kernel
+        .data_dir
+        .store_script(&script_sha256, &script.source)?;
+    let id = options.id.clone().unwrap_or_else(new_execution_id);
+    Ok(Validated {
+        request,
+        id,
+        entry,
+        script_sha256,
+        started,
+    })
+}
+
+fn choose_engine<'k>(kernel: &'k Kernel, script: &Script) -> Result<&'k EngineEntry> {
+    match &script.engine {
         Some(id) => kernel.registry.by_id(id),
         None => kernel
             .registry
-            .for_file(std::path::Path::new(&request.filename), &request.source),
+            .for_file(std::path::Path::new(&script.filename), &script.source),
     }
 }
 
-fn validate(request: &ExecutionRequest) -> Result<()> {
-    request.limits.validate()?;
-    validate_session(&request.session)?;
-    check_script_size(request.source.len() as u64, request.limits.max_script_bytes)?;
-    if let Some(out) = &request.out_dir {
-        files::check_destination(out)?;
-    }
-    Ok(())
+/// A run whose guest may begin, with its `running` record queued.
+struct Started<'k> {
+    facts: Facts<'k>,
+    guest: Guest,
+    /// Resolves once the record is durable and the caller's [`BeforeEffects`] hook agreed.
+    ///
+    /// [`BeforeEffects`]: super::BeforeEffects
+    record_durable: RecordDurable,
+    /// Sends [`Event::Started`] once the record is durable.
+    announced: tokio::task::JoinHandle<()>,
+    _server_lines: Subscription,
 }
 
-/// The journal record of a new execution, already through validation and into preparing.
-fn new_record(facts: &Facts<'_>, state_store: Option<String>) -> ExecutionRecord {
-    let request = facts.request;
-    ExecutionRecord {
-        id: facts.id.to_string(),
-        session: request.session.clone(),
-        engine: facts.entry.description.id.clone(),
-        engine_sha256: facts.entry.sha256.clone(),
-        script: request.filename.clone(),
-        script_sha256: facts.script_sha256.to_string(),
-        inputs: Vec::new(),
-        packages: facts.packages.to_vec(),
-        package_lock: request
-            .package_lock
-            .as_ref()
-            .map(|p| p.display().to_string()),
-        limits: serde_json::to_value(&request.limits).unwrap_or_default(),
-        policy: request.policy.clone(),
-        status: ExecutionState::Preparing,
-        steps: vec![
-            Step {
-                state: ExecutionState::Validating,
-                at: facts.started_at.to_string(),
-            },
-            Step {
-                state: ExecutionState::Preparing,
-                at: now_utc(),
-            },
-        ],
-        error_code: None,
-        error_message: None,
-        reason: None,
-        started_at: facts.started_at.to_string(),
-        ended_at: None,
-        metrics: None,
-        out_dir: None,
-        outputs: Vec::new(),
-        owner: Owner::current(),
-        replay_of: request
-            .replay
-            .as_ref()
-            .filter(|r| r.is_replay())
-            .map(|r| r.of.clone()),
-        pending: None,
-        resumes: request
-            .replay
-            .as_ref()
-            .filter(|r| !r.is_replay())
-            .map(|r| r.of.clone()),
-        resumed_by: None,
-        tool_sources: request.tool_sources.clone(),
-        state_store,
-    }
-}
-
-/// Moves `record` to `state`, now.
-fn step(record: &mut ExecutionRecord, state: ExecutionState) {
-    record.status = state;
-    record.steps.push(Step {
-        state,
-        at: now_utc(),
-    });
-}
-
-pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport> {
-    let started = Instant::now();
-    let started_at = now_utc();
-    let id = request.id.clone().unwrap_or_else(new_execution_id);
-    let mut life = Lifecycle::default();
-    validate(&request)?;
-    let entry = choose_engine(kernel, &request)?;
-    let script_sha256 = sha256_hex(request.source.as_bytes());
-    kernel
-        .data_dir
-        .store_script(&script_sha256, &request.source)?;
-
-    advance(&mut life, ExecutionState::Preparing);
-    let log = TaskLog::new(kernel.data_dir.log_path(&id), request.limits.max_log_bytes);
-    // What tool servers print while this execution runs goes to its log too.
-    let _server_lines = kernel.tools.server_logs().subscribe({
-        let log = log.clone();
-        Arc::new(move |line: &[u8]| log.append(line))
-    });
-    let mounts = package_mounts(kernel, entry, &request);
-    let packages: Vec<JournalPackage> = match &mounts {
-        Ok(Some(mounts)) => mounts.packages.iter().map(|p| p.record.clone()).collect(),
-        _ => Vec::new(),
-    };
-    let facts = Facts {
-        id: &id,
-        entry,
-        request: &request,
-        script_sha256: &script_sha256,
-        packages: &packages,
-        started_at: &started_at,
-        started,
-        events: log.tee(request.events.clone()),
-    };
-    let mut record = new_record(&facts, kernel.state.location());
-    let prepared = match mounts {
-        Ok(mounts) => prepare(kernel, &facts, mounts).await,
-        Err(error) => Err(error),
-    };
-    let prepared = match prepared {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            // It never ran: one record, already terminal, says why.
-            step(&mut record, ExecutionState::Failed);
-            record.error_code = Some(error.code);
-            record.error_message = Some(error.message.clone());
-            record.ended_at = Some(now_utc());
-            if let Err(unjournaled) = kernel.journal.create(&record) {
-                // Both are said: the run's own failure, and that the journal lacks it.
-                return Err(Error::new(
-                    error.code,
-                    format!(
-                        "{}; and its journal record could not be written: {}",
-                        error.message,
-                        crate::error::chain_text(&unjournaled)
-                    ),
-                ));
-            }
-            return Err(error);
-        }
-    };
-
-    // The first durable step: from here on a crash leaves a record that reconciliation closes.
-    // It is queued now, and the guest starts at once. The journal holds the record briefly, so
-    // that a short run's goes in with its close (one fsync per run); anything that changes the
-    // world outside (a tool call with a write, process or external effect, a state commit, a
-    // publication) first has it committed and waits until it is durable.
-    advance(&mut life, ExecutionState::Running);
-    step(&mut record, ExecutionState::Running);
-    record.inputs = prepared.inputs.iter().map(journal_input).collect();
+/// Running: the first durable step. From here on a crash leaves a record that reconciliation
+/// closes. It is queued now, and the guest starts at once. The journal holds the record briefly,
+/// so that a short run's goes in with its close (one fsync per run); anything that changes the
+/// world outside (a tool call with a write, process or external effect, a state commit, a
+/// publication) first has it committed and waits until it is durable.
+fn start<'k>(kernel: &Kernel, prepared: Prepared<'k>, life: &mut Lifecycle) -> Result<Started<'k>> {
+    let Prepared {
+        facts,
+        mut record,
+        mut guest,
+        server_lines,
+    } = prepared;
+    life.advance(ExecutionState::Running)?;
+    record.status = life.state();
+    record.steps = life.steps().to_vec();
+    record.inputs = guest.inputs.iter().map(prepare::journal_input).collect();
     let created = kernel
         .journal
         .create_grouped(record)
@@ -201,7 +119,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     let record_durable: RecordDurable = {
         let journal = kernel.journal.clone();
         let created = created.clone();
-        let before_effects = request.before_effects.clone();
+        let before_effects = facts.request.hooks().before_effects.clone();
         async move {
             journal.flush_grouped();
             created.await?;
@@ -216,23 +134,41 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         .shared()
     };
     // `Started` means journaled: it is sent once the record is durable, however that came about.
-    let started = {
+    let announced = {
         let events = facts.events.clone();
-        let id = id.clone();
+        let id = facts.id.clone();
         tokio::spawn(async move {
             if created.await.is_ok() {
                 events(Event::Started { id });
             }
         })
     };
-    let mut prepared = prepared;
-    prepared
+    guest
         .store
         .data_mut()
         .tools
         .hold_effects_until(record_durable.clone());
-    let deck = prepared.deck.clone();
-    let (report, job) = finish(kernel, &facts, prepared, &mut life, record_durable).await;
+    Ok(Started {
+        facts,
+        guest,
+        record_durable,
+        announced,
+        _server_lines: server_lines,
+    })
+}
+
+/// Collecting, committing and the end: runs the guest under its deadline and cancellation,
+/// settles what becomes durable, and closes the record.
+async fn settle(kernel: &Kernel, started: Started<'_>, life: &mut Lifecycle) -> Result<RunReport> {
+    let Started {
+        facts,
+        guest,
+        record_durable,
+        announced,
+        _server_lines,
+    } = started;
+    let deck = guest.deck.clone();
+    let (report, job) = finish(kernel, &facts, guest, life, record_durable).await;
     let mut report = match report {
         Ok(report) => report,
         Err(error) => {
@@ -245,7 +181,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
     kernel
         .journal
         .close_grouped(
-            &id,
+            &facts.id,
             Closing {
                 status: report.status,
                 error: report.error.as_ref().map(|e| (e.code, e.message.clone())),
@@ -253,7 +189,7 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
                 calls: report.calls.clone(),
                 out_dir: report.out_dir.clone(),
                 outputs: report.outputs.clone(),
-                passed: passed_through(&life, report.status),
+                passed: life.passed_since(ExecutionState::Running),
                 tape,
                 pending: report.pending.clone(),
             },
@@ -261,132 +197,21 @@ pub async fn run(kernel: &Kernel, request: ExecutionRequest) -> Result<RunReport
         .await?;
     // The record is durable by now (at the latest with the close), so `Started` is being sent;
     // it goes out before the report.
-    let _ = started.await;
+    let _ = announced.await;
     kernel.jobs.give_back(job);
     Ok(report)
 }
 
-fn journal_input(input: &InputRecord) -> JournalInput {
-    JournalInput {
-        name: input.name.clone(),
-        size: input.size,
-        sha256: input.sha256.clone(),
-        source: input.source.display().to_string(),
-    }
-}
-
-/// The states between the last durable step (`running`) and the terminal one.
-fn passed_through(life: &Lifecycle, terminal: ExecutionState) -> Vec<ExecutionState> {
-    life.history()
-        .iter()
-        .copied()
-        .skip_while(|s| *s != ExecutionState::Running)
-        .skip(1)
-        .filter(|s| *s != terminal)
-        .collect()
-}
-
-/// The locked packages a Python script mounts (none for other languages), checked against what
-/// the first run mounted when this is a rerun.
-fn package_mounts(
-    kernel: &Kernel,
-    entry: &EngineEntry,
-    request: &ExecutionRequest,
-) -> Result<Option<packages::Mounts>> {
-    // Before its first load the entry knows only what its lock says: the extensions.
-    let python = entry.description.language == "python"
-        || entry.description.extensions.iter().any(|e| e == ".py");
-    if !python {
-        return Ok(None);
-    }
-    let imports = crate::engines::python_imports::python_imports(&request.source);
-    let mounts = packages::resolve(&kernel.data_dir, request.package_lock.as_deref(), &imports)?;
-    if let Some(then) = &request.expected_packages {
-        let now: Vec<JournalPackage> = mounts
-            .iter()
-            .flat_map(|m| m.packages.iter().map(|p| p.record.clone()))
-            .collect();
-        if let Some(change) = packages::changed_since(then, &now) {
-            return Err(Error::invalid_input(change));
-        }
-    }
-    Ok(mounts)
-}
-
-/// Everything an execution needs before its guest starts.
-struct Prepared {
-    pre: ScriptEnginePre<ExecState>,
-    /// The instance slot, held until the store is dropped (in settling).
-    slot: Option<tokio::sync::OwnedSemaphorePermit>,
-    job: JobDir,
-    inputs: Vec<InputRecord>,
-    store: wasmtime::Store<ExecState>,
-    observers: sandbox::Observers,
-    run_request: RunRequest,
-    /// Records the run's nondeterministic inputs, or plays them.
-    deck: Deck,
-}
-
-/// Loads the engine, the job folders with the inputs, the state snapshot, and the store.
-async fn prepare(
-    kernel: &Kernel,
-    facts: &Facts<'_>,
-    mounts: Option<packages::Mounts>,
-) -> Result<Prepared> {
-    let request = facts.request;
-    let limits = &request.limits;
-    let (pre, _) = kernel
-        .registry
-        .load(facts.entry, limits.fuel.is_some())
-        .await?;
-    // In a pooled process, at most INSTANCE_SLOTS instances at once; the rest wait here.
-    let slot = Runtime::get(limits.fuel.is_some())?.instance_slot().await;
-    let opened = files::open_inputs(&request.inputs, request.inputs_root.as_ref(), "inputs")?;
-    let job = kernel.jobs.take(facts.id, request.keep_job)?;
-    let inputs = job.copy_inputs(&opened, request.limits.max_input_bytes)?;
-    if let Some(expected) = &request.expected_inputs {
-        check_inputs(expected, &inputs)?;
-    }
-    let taped = taped::prepare(kernel, request)?;
-    let (store, observers) = sandbox::build_store(
-        &pre,
-        SandboxSpec {
-            limits,
-            policy: request.policy.clone(),
-            asker: request.asker.clone(),
-            tools: taped.tools,
-            snapshot: taped.snapshot,
-            job: &job,
-            packages: mounts.as_ref(),
-            events: Some(facts.events.clone()),
-            deck: taped.deck.clone(),
-            insecure_seed: taped.insecure_seed,
-            approval: request.replay.as_ref().and_then(|r| r.resume.clone()),
-        },
-    )?;
-    let run_request = sandbox::run_request(&request.source, &request.filename, limits, &inputs);
-    Ok(Prepared {
-        pre,
-        slot,
-        job,
-        inputs,
-        store,
-        observers,
-        run_request,
-        deck: taped.deck,
-    })
-}
-
-/// Runs the guest under its deadline and cancellation, then settles how it ended, once its
-/// `running` record is durable (`Err` if it could not be written).
+/// Runs the guest, then settles how it ended, once its `running` record is durable (`Err` if
+/// it could not be written). The job folder comes back either way, for the kernel to recycle.
 async fn finish(
     kernel: &Kernel,
     facts: &Facts<'_>,
-    prepared: Prepared,
+    guest: Guest,
     life: &mut Lifecycle,
     record_durable: RecordDurable,
 ) -> (Result<RunReport>, JobDir) {
-    let Prepared {
+    let Guest {
         pre,
         slot: _slot,
         job,
@@ -395,102 +220,35 @@ async fn finish(
         observers,
         run_request,
         deck: _,
-    } = prepared;
-    let request = facts.request;
-    let deadline = tokio::time::Instant::now() + request.limits.timeout;
-    let cancel = request.cancel.clone().unwrap_or_default();
+    } = guest;
+    let options = facts.request.options();
+    let deadline = tokio::time::Instant::now() + options.limits.timeout;
+    let cancel = facts.request.hooks().cancel.clone().unwrap_or_default();
     let finished = sandbox::race(pre, store, run_request, deadline, cancel).await;
-    advance(life, ExecutionState::Collecting);
-    let mut collected = settle::collect(finished, &request.limits, &observers);
+    if let Err(invalid) = life.advance(ExecutionState::Collecting) {
+        return (Err(invalid.into()), job);
+    }
+    let mut collected = settle::collect(finished, &options.limits, &observers);
     let pending = collected.after_pause(deadline).await;
     // State and publication change the world outside: not before the record is durable.
-    let target = settle::publication_target(request, &job, facts.id);
+    let target = settle::publication_target(&facts.request, &job, &facts.id);
     if collected.would_change_the_world(target.as_deref())
         && let Err(why) = record_durable.await
     {
         let error = Error::new(
-            crate::error::ErrorCode::IsolateFailure,
+            ErrorCode::IsolateFailure,
             format!("the execution's journal record could not be written: {why}"),
         );
         return (Err(error), job);
     }
-    let settled = settle::settle(kernel, facts, &job, &inputs, collected, target, life);
-    advance(life, settled.verdict.status);
+    let settled = match settle::settle(kernel, facts, &job, &inputs, collected, target, life) {
+        Ok(settled) => settled,
+        Err(error) => return (Err(error), job),
+    };
+    if let Err(invalid) = life.advance(settled.verdict.status) {
+        return (Err(invalid.into()), job);
+    }
     let mut report = settle::report(facts, settled, &observers, inputs, &job);
     report.pending = pending;
     (Ok(report), job)
-}
-
-/// Refuses a rerun whose inputs no longer hash to what the first run copied.
-fn check_inputs(expected: &[(String, String)], copied: &[InputRecord]) -> Result<()> {
-    for (name, sha256) in expected {
-        match copied.iter().find(|c| c.name == *name) {
-            Some(input) if input.sha256 == *sha256 => {}
-            Some(input) => {
-                return Err(Error::invalid_input(format!(
-                    "input `{name}` changed since the first run (sha256 {} now, {sha256} then)",
-                    input.sha256
-                )));
-            }
-            None => {
-                return Err(Error::invalid_input(format!(
-                    "input `{name}` of the first run is gone"
-                )));
-            }
-        }
-    }
-    if let Some(extra) = copied
-        .iter()
-        .find(|c| !expected.iter().any(|(name, _)| *name == c.name))
-    {
-        return Err(Error::invalid_input(format!(
-            "input `{}` was not part of the first run",
-            extra.name
-        )));
-    }
-    Ok(())
-}
-
-/// The paths the caller passed for a first run's inputs, each once: a file inside a folder
-/// input was copied as `folder/sub/file`, so its folder is the source's ancestor as deep as the
-/// name.
-pub(super) fn input_sources(inputs: &[JournalInput]) -> Vec<PathBuf> {
-    let mut sources: Vec<PathBuf> = Vec::new();
-    for input in inputs {
-        let mut path = PathBuf::from(&input.source);
-        for _ in 1..input.name.split('/').count() {
-            path.pop();
-        }
-        if !sources.contains(&path) {
-            sources.push(path);
-        }
-    }
-    sources
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(source: &str, name: &str) -> JournalInput {
-        JournalInput {
-            name: name.into(),
-            size: 1,
-            sha256: String::new(),
-            source: source.into(),
-        }
-    }
-
-    #[test]
-    fn a_file_in_a_folder_input_leads_back_to_the_folder() {
-        let sources = input_sources(&[
-            input("/data/sales.csv", "sales.csv"),
-            input("/d/set/sub/b.txt", "set/sub/b.txt"),
-            input("/d/set/a.txt", "set/a.txt"),
-        ]);
-        assert_eq!(
-            sources,
-            [PathBuf::from("/data/sales.csv"), PathBuf::from("/d/set")]
-        );
-    }
 }

@@ -8,9 +8,12 @@ mod execute;
 pub use execute::new_execution_id;
 mod facts;
 pub mod lifecycle;
+mod prepare;
 mod replay;
 mod report;
+mod request;
 mod resume;
+mod runner;
 mod sandbox;
 mod settle;
 mod status;
@@ -24,127 +27,20 @@ pub use cancel::CancelHandle;
 pub use lifecycle::{InvalidTransition, Lifecycle};
 pub use replay::{ReplayInput, ReplayReport};
 pub use report::RunReport;
+pub use request::{
+    BeforeEffects, EffectsRefused, ExecutionRequest, ExecutionRequestBuilder, Hooks, Lineage,
+    RunOptions, Script,
+};
+pub use runner::Runner;
 pub use status::{EngineStatus, Probe, Status, probe, status};
 
 use crate::datadir::DataDir;
 use crate::engines::{Cache, EngineRegistry};
 use crate::error::{Error, ErrorCode, Result};
 use crate::files::JobPool;
-use crate::journal::{Journal, JournalPackage, RecordMode};
-use crate::limits::Limits;
-use crate::output::EventSink;
-use crate::permissions::{Asker, Policy};
+use crate::journal::Journal;
 use crate::state::{RedbStateStore, StateStore};
 use crate::tools::ToolRegistry;
-
-/// One script to run.
-#[derive(Clone)]
-pub struct ExecutionRequest {
-    /// The script's source text.
-    pub source: String,
-    /// Its file name: picks the engine by extension and names it in stack traces.
-    pub filename: String,
-    /// An engine id that overrides the choice by extension.
-    pub engine: Option<String>,
-    /// The limits (validated before anything runs).
-    pub limits: Limits,
-    /// Which tool effects may run.
-    pub policy: Policy,
-    /// The session whose state the script shares.
-    pub session: String,
-    /// Files and folders copied (and hashed) into `/input`.
-    pub inputs: Vec<PathBuf>,
-    /// The folders `inputs` must lie in, when the caller is not trusted with the machine (an
-    /// MCP client: `mcp --inputs-root`); `None`: anywhere the process can read.
-    pub inputs_root: Option<crate::files::InputRoots>,
-    /// Where `/output` is published; `None` publishes to `forge-out/<id>` in the current
-    /// directory, and only when the script wrote something.
-    pub out_dir: Option<PathBuf>,
-    /// Publish `/output` even when the run fails.
-    pub publish_on_error: bool,
-    /// Keep the job folder (`/input`, `/output`, `/work`) after the run.
-    pub keep_job: bool,
-    /// For a rerun: the (name, sha256) every input must still have.
-    pub expected_inputs: Option<Vec<(String, String)>>,
-    /// The package lock a Python run mounts its packages from; `None` is the data directory's.
-    pub package_lock: Option<PathBuf>,
-    /// For a rerun: the packages the first run mounted, which must be mounted again unchanged.
-    pub expected_packages: Option<Vec<JournalPackage>>,
-    /// Receives output and progress as it happens.
-    pub events: Option<EventSink>,
-    /// Lets the caller cancel the execution.
-    pub cancel: Option<CancelHandle>,
-    /// Answers calls the policy would deny when it says `--ask`; without one they are denied.
-    pub asker: Option<Asker>,
-    /// What of the run is kept for replay (`--record`): by default everything, within the
-    /// `max-record` limit.
-    pub record: RecordMode,
-    /// Feeds the run from a recording instead of the world ([`Kernel::replay`] sets it: no
-    /// tool runs, nothing is committed or published; [`Kernel::resume`] too, and the run then
-    /// goes on live).
-    pub replay: Option<ReplayInput>,
-    /// Where the tools came from, as the caller describes them (kept in the journal for
-    /// `resume`, which connects the same ones).
-    pub tool_sources: Option<serde_json::Value>,
-    /// The execution id, when the caller chose it beforehand (a resume claims its paused run
-    /// with it); otherwise a new one.
-    pub id: Option<String>,
-    /// Called once, before the run first changes anything outside itself (a call with a
-    /// `write`, `process` or `external` effect, a state commit, a publication), after its
-    /// journal record is durable. A worker marks its attempt there, so that a redelivered run
-    /// that may have had effects is never run again. An `Err` stops those changes.
-    pub before_effects: Option<BeforeEffects>,
-}
-
-/// See [`ExecutionRequest::before_effects`].
-pub type BeforeEffects = Arc<
-    dyn Fn() -> futures::future::BoxFuture<'static, std::result::Result<(), EffectsRefused>>
-        + Send
-        + Sync,
->;
-
-/// Why a [`BeforeEffects`] hook stopped a run's effects: the hook's own error, kept whole.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}", crate::error::chain_text(.0.as_ref()))]
-pub struct EffectsRefused(pub Arc<dyn std::error::Error + Send + Sync + 'static>);
-
-impl EffectsRefused {
-    /// Refuses with `error`.
-    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
-        EffectsRefused(Arc::new(error))
-    }
-}
-
-impl ExecutionRequest {
-    /// A request for `source` named `filename`, with default limits, a closed policy, the
-    /// session `default`, and no inputs.
-    pub fn new(source: impl Into<String>, filename: impl Into<String>) -> Self {
-        ExecutionRequest {
-            source: source.into(),
-            filename: filename.into(),
-            engine: None,
-            limits: Limits::default(),
-            policy: Policy::default(),
-            session: "default".into(),
-            inputs: Vec::new(),
-            inputs_root: None,
-            out_dir: None,
-            publish_on_error: false,
-            keep_job: false,
-            expected_inputs: None,
-            package_lock: None,
-            expected_packages: None,
-            events: None,
-            cancel: None,
-            asker: None,
-            record: RecordMode::default(),
-            replay: None,
-            tool_sources: None,
-            id: None,
-            before_effects: None,
-        }
-    }
-}
 
 /// Builds a [`Kernel`].
 pub struct KernelBuilder {
@@ -283,27 +179,24 @@ impl Kernel {
     /// The request that runs execution `id` again: the same script (from the data directory's
     /// script store), engine, limits, policy, session and inputs, which must still hash to what
     /// the first run copied. Set where its outputs go, its events and its cancellation, then
-    /// pass it to [`Kernel::run`].
-    pub fn rerun(&self, id: &str) -> Result<ExecutionRequest> {
+    /// build it and pass it to [`Kernel::run`].
+    pub fn rerun(&self, id: &str) -> Result<ExecutionRequestBuilder> {
         let record = self.journal.get(id)?;
         let source = self.data_dir.script(&record.script_sha256)?;
-        Ok(ExecutionRequest {
-            engine: Some(record.engine.clone()),
-            limits: record.limits(),
-            policy: record.policy,
-            session: record.session.clone(),
-            inputs: execute::input_sources(&record.inputs),
-            expected_inputs: Some(
-                record
-                    .inputs
-                    .iter()
-                    .map(|i| (i.name.clone(), i.sha256.clone()))
-                    .collect(),
-            ),
-            package_lock: record.package_lock.as_ref().map(PathBuf::from),
-            expected_packages: Some(record.packages.clone()),
-            tool_sources: record.tool_sources.clone(),
-            ..ExecutionRequest::new(source, record.script.clone())
-        })
+        let expected_inputs: Vec<(String, String)> = record
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), i.sha256.clone()))
+            .collect();
+        Ok(ExecutionRequest::builder(source, record.script.clone())
+            .engine(record.engine.clone())
+            .limits(record.limits())
+            .policy(record.policy.clone())
+            .session(record.session.clone())
+            .inputs(prepare::input_sources(&record.inputs))
+            .expected_inputs(expected_inputs)
+            .package_lock(record.package_lock.as_ref().map(PathBuf::from))
+            .expected_packages(record.packages.clone())
+            .tool_sources(record.tool_sources.clone()))
     }
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::Kernel;
 use super::taped::outcome_of;
-use super::{ExecutionRequest, Kernel};
 use crate::error::{Error, ErrorCode, Result};
 use crate::journal::{
     Blobs, CompletionOutcome, ExecutionState, RecordMode, RecordedOutcome, Tape, TapeEvent,
@@ -210,17 +210,17 @@ impl Kernel {
             .iter()
             .filter(|e| matches!(e, TapeEvent::Begin { .. }))
             .count();
-        let request = ExecutionRequest {
-            record: RecordMode::Off,
-            replay: Some(ReplayInput {
+        let request = self
+            .rerun(id)?
+            .record(RecordMode::Off)
+            .replay(ReplayInput {
                 of: id.to_string(),
                 tape: Arc::new(tape),
                 player: player.clone(),
                 resume: None,
-            }),
-            keep_job: false,
-            ..self.rerun(id)?
-        };
+            })
+            .keep_job(false)
+            .build();
         let report = self.run(request).await?;
         let replayed = outcome_of(&report);
         let divergence = player

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::replay::ReplayInput;
-use super::{ExecutionRequest, Kernel, execute, taped};
+use super::{ExecutionRequestBuilder, Kernel, execute, taped};
 use crate::error::{Error, Result};
 use crate::journal::{Blobs, RecordMode};
 use crate::permissions::Approval;
@@ -18,7 +18,7 @@ impl Kernel {
     /// It is claimed now: a second resume is refused. Set where its outputs go, its events and
     /// cancellation, then pass it to [`Kernel::run`]; the tools must be the ones the paused run
     /// had (the journal keeps how the caller described them, `tool_sources`).
-    pub fn resume(&self, id: &str, approve: bool) -> Result<ExecutionRequest> {
+    pub fn resume(&self, id: &str, approve: bool) -> Result<ExecutionRequestBuilder> {
         let record = self.journal.get(id)?;
         if let Some(original) = &record.replay_of {
             return Err(Error::invalid_input(format!(
@@ -46,21 +46,21 @@ impl Kernel {
         self.journal
             .claim_resume(id, &new_id)?
             .map_err(|refused| Error::invalid_input(refused.to_string()))?;
-        let mut request = self.rerun(id)?;
-        let recorder = taped::resume_recorder(self, &request.limits, &tape);
+        let request = self.rerun(id)?;
+        let recorder = taped::resume_recorder(self, &request.options().limits, &tape);
         let player = Player::resuming(&tape, Blobs::new(self.data_dir.blob_dir()), recorder);
-        request.replay = Some(ReplayInput {
-            of: id.to_string(),
-            tape: Arc::new(tape),
-            player,
-            resume: Some(Approval {
-                tool: pending.tool,
-                input_sha256: pending.input_sha256,
-                approve,
-            }),
-        });
-        request.id = Some(new_id);
-        request.record = RecordMode::Full;
-        Ok(request)
+        Ok(request
+            .replay(ReplayInput {
+                of: id.to_string(),
+                tape: Arc::new(tape),
+                player,
+                resume: Some(Approval {
+                    tool: pending.tool,
+                    input_sha256: pending.input_sha256,
+                    approve,
+                }),
+            })
+            .id(new_id)
+            .record(RecordMode::Full))
     }
 }

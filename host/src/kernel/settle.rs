@@ -9,7 +9,7 @@ use wasmtime::Store;
 
 use super::Kernel;
 use super::Lifecycle;
-use super::facts::{Facts, advance, millis};
+use super::facts::{Facts, millis};
 use super::report::RunReport;
 use super::sandbox::Observers;
 use super::verdict::{self, GuestOutcome, HostDecision, Verdict};
@@ -154,7 +154,7 @@ pub(super) fn settle(
     collected: Collected,
     target: Option<PathBuf>,
     life: &mut Lifecycle,
-) -> Settled {
+) -> crate::error::Result<Settled> {
     let Collected {
         mut verdict,
         store,
@@ -163,14 +163,14 @@ pub(super) fn settle(
     } = collected;
     let mut staged = None;
     if verdict.succeeded() {
-        advance(life, ExecutionState::Committing);
+        life.advance(ExecutionState::Committing)?;
         let at = Publication {
             job,
             inputs,
             target: target.as_deref(),
         };
         // A replay commits nothing: it only shows what the recorded run did.
-        if !facts.request.replay.as_ref().is_some_and(|r| r.is_replay()) {
+        if !facts.request.lineage().is_replay() {
             match commit_state(kernel, facts, &at, store.as_ref(), &verdict) {
                 Ok(ready) => staged = ready,
                 Err(failed) => verdict = failed,
@@ -181,7 +181,7 @@ pub(super) fn settle(
     // A paused run publishes nothing: it has not ended, only stopped to ask.
     if !verdict.succeeded()
         && verdict.status != ExecutionState::Paused
-        && facts.request.publish_on_error
+        && facts.request.options().publish_on_error
     {
         // The run failed either way; a rejected partial publication does not change why.
         staged = target
@@ -201,13 +201,13 @@ pub(super) fn settle(
         }
         None => (None, Vec::new()),
     };
-    Settled {
+    Ok(Settled {
         value: value.filter(|_| verdict.succeeded()),
         verdict,
         fuel_consumed,
         out_dir,
         outputs,
-    }
+    })
 }
 
 /// For a run that succeeded: stages its publication, then commits its state. `Err` fails the
@@ -231,7 +231,7 @@ fn commit_state(
     {
         kernel
             .state
-            .commit_for(facts.id, &facts.request.session, &view.commit())
+            .commit_for(&facts.id, &facts.request.options().session, &view.commit())
             .map_err(|error| failed_by(&error, error.code()))?;
         crate::primitives::fault_point("after-state-commit");
     }
@@ -252,10 +252,10 @@ pub(super) fn publication_target(
     job: &JobDir,
     id: &str,
 ) -> Option<PathBuf> {
-    if request.replay.as_ref().is_some_and(|r| r.is_replay()) {
+    if request.lineage().is_replay() {
         return None;
     }
-    if let Some(out) = &request.out_dir {
+    if let Some(out) = &request.options().out_dir {
         return Some(out.clone());
     }
     let wrote_something = std::fs::read_dir(job.output()).is_ok_and(|mut d| d.next().is_some());
@@ -277,20 +277,20 @@ fn stage(
     files::stage(
         &job.output(),
         target,
-        &OutputLimits::from(&facts.request.limits),
-        facts.id,
+        &OutputLimits::from(&facts.request.options().limits),
+        &facts.id,
         |outputs| {
             let record = Provenance {
-                execution_id: facts.id,
+                execution_id: &facts.id,
                 forge_host_version: env!("CARGO_PKG_VERSION"),
                 engine: &facts.entry.description.id,
                 engine_sha256: &facts.entry.sha256,
-                script: &facts.request.filename,
-                script_sha256: facts.script_sha256,
+                script: &facts.request.script().filename,
+                script_sha256: &facts.script_sha256,
                 inputs,
-                packages: facts.packages,
-                limits: &facts.request.limits,
-                started_at: facts.started_at,
+                packages: &facts.packages,
+                limits: &facts.request.options().limits,
+                started_at: &facts.started_at,
                 wall_ms: millis(facts.started.elapsed()),
                 status: verdict.status.as_str(),
                 error: error.as_ref(),
@@ -318,12 +318,12 @@ pub(super) fn report(
         outputs,
     } = settled;
     RunReport {
-        id: facts.id.to_string(),
+        id: facts.id.clone(),
         engine: facts.entry.description.id.clone(),
         engine_sha256: facts.entry.sha256.clone(),
-        script_sha256: facts.script_sha256.to_string(),
+        script_sha256: facts.script_sha256.clone(),
         status: verdict.status,
-        session: facts.request.session.clone(),
+        session: facts.request.options().session.clone(),
         value,
         error: verdict.error.map(|(code, message)| ErrorReport {
             code,
@@ -345,7 +345,7 @@ pub(super) fn report(
             stdout_bytes: observers.stdout.total_bytes(),
             stderr_bytes: observers.stderr.total_bytes(),
         },
-        started_at: facts.started_at.to_string(),
+        started_at: facts.started_at.clone(),
         calls,
         not_replayable: None,
         pending: None,

@@ -87,8 +87,9 @@ pub async fn probe(entry: &EngineEntry) -> Result<f64> {
         .build()
         .await?;
     let started = Instant::now();
-    let mut request = ExecutionRequest::new("", format!("probe{extension}"));
-    request.engine = Some(entry.description.id.clone());
+    let request = ExecutionRequest::builder("", format!("probe{extension}"))
+        .engine(entry.description.id.clone())
+        .build();
     let report = kernel.run(request).await?;
     if let Some(error) = report.error {
         return Err(Error::new(error.code, error.message));

@@ -54,7 +54,7 @@ pub(super) fn snapshot_of(tape: &Tape) -> Snapshot {
 }
 
 pub(super) fn prepare(kernel: &Kernel, request: &ExecutionRequest) -> Result<Taped> {
-    if let Some(replay) = &request.replay {
+    if let Some(replay) = &request.lineage().replay {
         let tape = &replay.tape;
         let insecure_seed = tape.insecure_seed.parse().map_err(|_| {
             Error::invalid_input(format!(
@@ -78,16 +78,16 @@ pub(super) fn prepare(kernel: &Kernel, request: &ExecutionRequest) -> Result<Tap
     }
     let snapshot = kernel
         .state
-        .snapshot(&request.session)
+        .snapshot(&request.options().session)
         .map_err(|e| Error::from_source(e.code(), e))?;
     let mut seed = [0; 16];
     wasmtime_wasi::thread_rng().fill_bytes(&mut seed);
     let insecure_seed = u128::from_le_bytes(seed);
-    let deck = match request.record {
+    let deck = match request.options().record {
         RecordMode::Off => Deck::Off,
         mode => Deck::Recording(Recorder::new(
             mode,
-            request.limits.max_record_bytes,
+            request.options().limits.max_record_bytes,
             Blobs::new(kernel.data_dir.blob_dir()),
             Tape {
                 insecure_seed: insecure_seed.to_string(),

@@ -30,7 +30,8 @@ pub use request::Clamp;
 pub use serve::{HttpAuth, HttpOptions, serve_http, serve_stdio};
 pub use tls::TlsFiles;
 
-use crate::kernel::{CancelHandle, ExecutionRequest, Kernel};
+use crate::cluster::submit::QueueRunner;
+use crate::kernel::{CancelHandle, ExecutionRequest, Kernel, Runner};
 use crate::limits::Limits;
 use crate::permissions::Policy;
 use crate::tools::{ToolRegistry, declare};
@@ -58,26 +59,11 @@ pub struct ServerOptions {
     /// so that `forge-host resume` connects the same ones).
     pub tool_sources: Option<Value>,
     /// Runs go to the workers of this queue (`mcp --nats`) instead of this process's kernel.
-    pub pool: Option<Pool>,
+    pub pool: Option<QueueRunner>,
     /// The folders a client's `inputs` must lie in (`--inputs-root`); without any, a call that
     /// names inputs is refused. A client is the model whose code the sandbox contains: it may
     /// name only what the server was told to share.
     pub inputs_root: Option<crate::files::InputRoots>,
-}
-
-/// The workers an MCP server hands its runs to.
-#[derive(Clone)]
-pub struct Pool {
-    /// The NATS connection.
-    pub cluster: crate::cluster::Cluster,
-    /// The queue.
-    pub queue: String,
-}
-
-impl std::fmt::Debug for Pool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Pool({} queue {})", self.cluster.url(), self.queue)
-    }
 }
 
 /// The largest MCP message a server with `ceilings` reads: the largest script (`--max-script`)
@@ -169,17 +155,17 @@ impl ForgeMcp {
             Lang::JavaScript => "script.js",
             Lang::Python => "script.py",
         };
-        let request = ExecutionRequest {
-            limits,
-            policy: inner.options.policy.clone(),
-            session: arguments
-                .session
-                .clone()
-                .unwrap_or_else(|| inner.options.default_session.clone()),
-            inputs: arguments.inputs.clone(),
-            tool_sources: inner.options.tool_sources.clone(),
-            ..ExecutionRequest::new(arguments.code, filename)
-        };
+        let session = arguments
+            .session
+            .clone()
+            .unwrap_or_else(|| inner.options.default_session.clone());
+        let request = ExecutionRequest::builder(arguments.code, filename)
+            .limits(limits)
+            .policy(inner.options.policy.clone())
+            .session(session)
+            .inputs(arguments.inputs.clone())
+            .tool_sources(inner.options.tool_sources.clone())
+            .build();
         self.execute(request, &clamps, context).await
     }
 
@@ -214,23 +200,25 @@ with `forge-host resume {} --approve|--deny`",
             )));
         }
         match inner.kernel.resume(&arguments.id, arguments.approve) {
-            Ok(request) => self.execute(request, &[], context).await,
+            Ok(request) => self.execute(request.build(), &[], context).await,
             Err(error) => render::not_started(&error),
         }
     }
 
-    /// Runs `request` in a slot of its own, with the client's progress, cancellation and (with
-    /// `--ask`) approval, and renders its report.
+    /// Runs `request` (here, in a slot of its own, or on the pool's workers) with the client's
+    /// progress, cancellation and (with `--ask`, here) approval, and renders its report.
     async fn execute(
         &self,
-        mut request: ExecutionRequest,
+        request: ExecutionRequest,
         clamps: &[Clamp],
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let inner = &self.inner;
-        if !request.inputs.is_empty() {
+        let queued = inner.options.pool.is_some();
+        let mut request = request.into_builder();
+        if !request.options().inputs.is_empty() {
             match &inner.options.inputs_root {
-                Some(roots) => request.inputs_root = Some(roots.clone()),
+                Some(roots) => request = request.inputs_root(roots.clone()),
                 None => {
                     return render::not_started(&crate::error::Error::invalid_input(
                         "inputs: this server reads no files for its clients: start it with \
@@ -240,44 +228,37 @@ with `forge-host resume {} --approve|--deny`",
             }
         }
         let cancel = CancelHandle::new();
-        request.events = context
+        let events = context
             .meta
             .get_progress_token()
             .map(|token| progress_sink(token, context.peer.clone()));
-        if let Some(pool) = &inner.options.pool {
-            return self.submit(pool, request, clamps, context).await;
+        let mut request = request.events(events).cancel(cancel.clone());
+        let options = request.options();
+        if !queued && options.policy.ask && inner.options.ask_via == AskVia::Client {
+            let asker = approval::client_asker(&context.peer, options.limits.timeout);
+            request = request.asker(asker);
         }
-        request.cancel = Some(cancel.clone());
-        if request.policy.ask && inner.options.ask_via == AskVia::Client {
-            request.asker = approval::client_asker(&context.peer, request.limits.timeout);
-        }
-        let permit = match inner.runs.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => {
-                let Some(_waiting) = self.wait_in_queue() else {
-                    return render::not_started(&crate::error::Error::new(
-                        crate::error::ErrorCode::BudgetExceeded,
-                        format!(
-                            "the server is busy: {} runs at once (--max-runs) and {} calls \
-waiting (--max-queued); try again when one has ended",
-                            inner.options.max_runs, inner.options.max_queued
-                        ),
-                    ));
-                };
-                tokio::select! {
-                    permit = inner.runs.clone().acquire_owned() => permit.ok(),
-                    () = context.ct.cancelled() => return render::cancelled_in_queue(),
-                }
-            }
+        let request = request.build();
+        // The pool's workers bound how many of its runs go at once; this server bounds its own.
+        let permit = match queued {
+            true => None,
+            false => match self.run_slot(&context).await {
+                Ok(permit) => permit,
+                Err(refused) => return refused,
+            },
         };
         // The run has a task of its own: a request handler that is dropped (the client went
         // away) cancels it instead of abandoning it half-way, and shutdown waits for it.
-        let live = inner.live.register(cancel.clone());
+        let live = (!queued).then(|| inner.live.register(cancel.clone()));
         let mut task = tokio::spawn({
             let inner = self.inner.clone();
             async move {
                 let _permit = permit;
-                inner.kernel.run(request).await
+                let runner: &dyn Runner = match &inner.options.pool {
+                    Some(pool) => pool,
+                    None => &inner.kernel,
+                };
+                runner.run(request).await
             }
         });
         let joined = tokio::select! {
@@ -287,7 +268,9 @@ waiting (--max-queued); try again when one has ended",
                 (&mut task).await
             }
         };
-        live.finish();
+        if let Some(live) = live {
+            live.finish();
+        }
         let outcome = joined.unwrap_or_else(|error| {
             Err(crate::error::Error::new(
                 crate::error::ErrorCode::IsolateFailure,
@@ -311,6 +294,32 @@ waiting (--max-queued); try again when one has ended",
         }
     }
 
+    /// A slot among the `max_runs`, waiting for one in the queue when all are taken; the
+    /// result to answer with when the queue is full or the client cancels while it waits.
+    async fn run_slot(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, CallToolResult> {
+        let inner = &self.inner;
+        if let Ok(permit) = inner.runs.clone().try_acquire_owned() {
+            return Ok(Some(permit));
+        }
+        let Some(_waiting) = self.wait_in_queue() else {
+            return Err(render::not_started(&crate::error::Error::new(
+                crate::error::ErrorCode::BudgetExceeded,
+                format!(
+                    "the server is busy: {} runs at once (--max-runs) and {} calls waiting \
+(--max-queued); try again when one has ended",
+                    inner.options.max_runs, inner.options.max_queued
+                ),
+            )));
+        };
+        tokio::select! {
+            permit = inner.runs.clone().acquire_owned() => Ok(permit.ok()),
+            () = context.ct.cancelled() => Err(render::cancelled_in_queue()),
+        }
+    }
+
     /// A place among the calls waiting for a slot, given back when dropped; `None` when
     /// `max_queued` calls wait already.
     fn wait_in_queue(&self) -> Option<QueuePlace<'_>> {
@@ -318,66 +327,6 @@ waiting (--max-queued); try again when one has ended",
         let before = waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let place = QueuePlace(waiting);
         (before < self.inner.options.max_queued).then_some(place)
-    }
-
-    /// Hands `request` to the pool's workers and renders the report they send back. A client
-    /// that cancels cancels the run.
-    async fn submit(
-        &self,
-        pool: &Pool,
-        request: ExecutionRequest,
-        clamps: &[Clamp],
-        context: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        if request.replay.is_some() {
-            return render::not_started(&crate::error::Error::invalid_input(
-                "a run of a worker pool cannot be resumed here: resume it where it ran",
-            ));
-        }
-        let submission = crate::cluster::submit::Submission {
-            source: request.source,
-            filename: request.filename,
-            engine: request.engine,
-            limits: request.limits,
-            policy: request.policy,
-            session: request.session,
-            inputs: request.inputs,
-            inputs_root: request.inputs_root,
-            record: request.record,
-            queue: pool.queue.clone(),
-            events: request.events,
-            on_taken: None,
-            out_dir: None,
-        };
-        let queued = match crate::cluster::submit::enqueue(&pool.cluster, submission).await {
-            Ok(queued) => queued,
-            Err(error) => return render::not_started(&error),
-        };
-        // A client that cancels cancels the run on its worker (or before any took it); the
-        // client no longer waits for the report.
-        let canceller = queued.canceller();
-        let outcome = tokio::select! {
-            outcome = queued.report() => outcome,
-            () = context.ct.cancelled() => {
-                let _ = canceller.cancel().await;
-                return render::cancelled_in_queue();
-            }
-        };
-        match outcome {
-            Ok(report) => {
-                let result = render::report(&report, clamps);
-                if let (Ok(mut recent), Some(structured)) =
-                    (self.inner.recent.lock(), &result.structured_content)
-                {
-                    if recent.len() == RECENT_REPORTS {
-                        recent.pop_front();
-                    }
-                    recent.push_back((report.id.clone(), structured.clone()));
-                }
-                result
-            }
-            Err(error) => render::not_started(&error),
-        }
     }
 
     /// The count of calls held, which the transports read and answer within.

@@ -66,8 +66,7 @@ async fn one_kernel_survives_every_kind_of_stop_and_runs_on() {
         ),
     ];
     for (source, limits, code) in stops {
-        let mut request = js(source);
-        request.limits = limits;
+        let request = js(source).into_builder().limits(limits).build();
         let report = kernel.run(request).await.expect("runs");
         assert_eq!(
             report.error.as_ref().map(|e| e.code),
@@ -84,8 +83,10 @@ async fn cancellation_wins_over_the_guest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let kernel = kernel(dir.path(), ToolRegistry::with_builtins()).await;
     let cancel = forge_host::CancelHandle::new();
-    let mut request = js("while (true) {}");
-    request.cancel = Some(cancel.clone());
+    let request = js("while (true) {}")
+        .into_builder()
+        .cancel(Some(cancel.clone()))
+        .build();
     let stopper = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
         cancel.cancel();
@@ -131,11 +132,13 @@ async fn embedder_tools_are_callable_and_gated_by_their_effect() {
     let denied = kernel.run(js(source)).await.expect("runs");
     assert_eq!(denied.value, Some(json!("TOOL_DENIED")));
     assert_eq!(denied.calls[0].effect, Effect::Write);
-    let mut allowed = js(source);
-    allowed.policy = Policy {
-        allow_write: true,
-        ..Policy::default()
-    };
+    let allowed = js(source)
+        .into_builder()
+        .policy(Policy {
+            allow_write: true,
+            ..Policy::default()
+        })
+        .build();
     let report = kernel.run(allowed).await.expect("runs");
     assert_eq!(report.value, Some(json!({"appended": 3})));
     assert_eq!(report.calls.len(), 1);
@@ -267,8 +270,7 @@ async fn the_science_engine_survives_numpy_bombs_and_runs_on() {
                  frame = pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]})\n\
                  forge.result(frame.groupby('k')['v'].sum().to_dict())\n";
     for (source, limits, code) in stops {
-        let mut request = py(source);
-        request.limits = limits;
+        let request = py(source).into_builder().limits(limits).build();
         let report = kernel.run(request).await.expect("runs");
         assert_eq!(report.engine, "python-science", "{report:?}");
         assert_eq!(
