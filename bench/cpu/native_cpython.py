@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "components/python-science"))
-from build import apt_mirrors  # noqa: E402  (the one place that reads the machine's apt sources)
+from science_build.apt import apt_mirrors  # noqa: E402  (the one place that reads the machine's apt sources)
 
 SUITE = "sid"
 # The interpreter, its standard library, and the shared libraries it needs that are newer in sid

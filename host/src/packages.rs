@@ -6,10 +6,15 @@
 //! `/packages/<name>/` (its store folder, holding one wheel), and at `/packages` a list of the
 //! wheels, which the Python engine appends to `sys.path` (after its own packages, so a locked
 //! copy never shadows what a profile builds in). CPython imports a pure-Python wheel as a zip.
+//!
+//! A package whose lock entry pins its bytecode (compiled once, when it was added, by
+//! `Kernel::compile_bytecode`) mounts that zip instead: the wheel's files with each module's
+//! `.pyc` beside it, which `zipimport` loads without compiling. It is verified like the wheel,
+//! and a missing or changed one stops the run.
 
 use std::path::{Path, PathBuf};
 
-use pyodide_fetch::{FetchError, PyodideLock, Store, normalize};
+use pyodide_fetch::{Bytecode, FetchError, LockedPackage, PyodideLock, Store, normalize};
 
 use crate::datadir::DataDir;
 use crate::error::{Error, ErrorCode, Result};
@@ -100,31 +105,24 @@ pub fn resolve(
     let mut packages = Vec::new();
     let mut sys_path = String::new();
     for package in lock.closure(&wanted).map_err(error)? {
+        // The wheel is checked even when its bytecode is what is mounted: it is what the
+        // journal names.
         store
             .verify(&package.sha256, &package.file_name)
-            .map_err(|e| {
-                let again = format!(
-                    "fetch it again with `forge-host packages add {}=={}`",
-                    package.name, package.version
-                );
-                let why = match &e {
-                    FetchError::NotStored { file } => {
-                        format!("its file is gone from the package store ({file}); {again}")
-                    }
-                    _ => format!("{}; {again}", crate::error::chain_text(&e)),
-                };
-                Error::new(
-                    ErrorCode::PackageUnavailable,
-                    format!(
-                        "package `{}` {} cannot be mounted: {why}",
-                        package.name, package.version
-                    ),
-                )
-            })?;
+            .map_err(|e| unmountable(package, "its file", &e))?;
+        let (sha256, file_name) = match &package.bytecode {
+            Some(bytecode) => {
+                store
+                    .verify(&bytecode.sha256, &bytecode.file_name)
+                    .map_err(|e| unmountable(package, "its bytecode", &e))?;
+                (&bytecode.sha256, &bytecode.file_name)
+            }
+            None => (&package.sha256, &package.file_name),
+        };
         let guest_dir = format!("{MOUNT_POINT}/{}", normalize(&package.name));
-        sys_path.push_str(&format!("{guest_dir}/{}\n", package.file_name));
+        sys_path.push_str(&format!("{guest_dir}/{file_name}\n"));
         packages.push(Mount {
-            host_dir: store.dir_of(&package.sha256),
+            host_dir: store.dir_of(sha256),
             guest_dir,
             record: JournalPackage {
                 name: package.name.clone(),
@@ -150,6 +148,47 @@ pub fn resolve(
         index_dir,
         packages,
     }))
+}
+
+/// Why `package`'s file `what` (its wheel, or its bytecode) cannot be mounted, and what to do.
+fn unmountable(package: &LockedPackage, what: &str, e: &FetchError) -> Error {
+    let again = format!(
+        "fetch it again with `forge-host packages add {}=={}`",
+        package.name, package.version
+    );
+    let why = match e {
+        FetchError::NotStored { file } => {
+            format!("{what} is gone from the package store ({file}); {again}")
+        }
+        _ => format!("{what}: {}; {again}", crate::error::chain_text(e)),
+    };
+    Error::new(
+        ErrorCode::PackageUnavailable,
+        format!(
+            "package `{}` {} cannot be mounted: {why}",
+            package.name, package.version
+        ),
+    )
+}
+
+/// Where a run finds `package`'s bytecode zip: what its tracebacks name.
+pub fn bytecode_mount(package: &LockedPackage) -> String {
+    format!(
+        "{MOUNT_POINT}/{}/{}",
+        normalize(&package.name),
+        pyodide_fetch::bytecode_file_name(&package.file_name)
+    )
+}
+
+/// Pins `bytecode` to the package `name` of the lock at `lock_path`, if the lock still holds
+/// that package with the wheel `wheel_sha256` (another `add` may have changed it meanwhile).
+pub fn pin_bytecode(
+    lock_path: &Path,
+    name: &str,
+    wheel_sha256: &str,
+    bytecode: Bytecode,
+) -> Result<bool> {
+    pyodide_fetch::pin_bytecode(lock_path, name, wheel_sha256, bytecode).map_err(error)
 }
 
 /// Why a rerun cannot mount what the first run did, if it cannot: each package of `then` must

@@ -83,6 +83,28 @@ impl Drop for FolderLock {
     }
 }
 
+/// Pins `bytecode` to the package `name` of the lock at `lock_path`, under the lock's folder
+/// lock (so that an `add` at the same time loses nothing), if the lock still holds that
+/// package with the wheel `wheel_sha256`: `Ok(false)` when it no longer does.
+pub fn pin_bytecode(
+    lock_path: &Path,
+    name: &str,
+    wheel_sha256: &str,
+    bytecode: crate::lock::Bytecode,
+) -> Result<bool, FetchError> {
+    let _held = FolderLock::take(lock_path)?;
+    let mut lock = PyodideLock::read(lock_path)?;
+    let Some(package) = lock.packages.get_mut(&normalize(name)) else {
+        return Ok(false);
+    };
+    if package.sha256 != wheel_sha256 {
+        return Ok(false);
+    }
+    package.bytecode = Some(bytecode);
+    lock.write(lock_path)?;
+    Ok(true)
+}
+
 fn check_spec(spec: &str) -> Result<(), FetchError> {
     let name = requirement_name(spec);
     if name.is_empty() || spec.trim_start().starts_with('-') {
@@ -155,13 +177,12 @@ impl Fetcher {
                     actual: file.sha256.clone(),
                 });
             }
-            if lock
-                .packages
-                .get(&key)
-                .is_none_or(|e| e.sha256 != file.sha256)
-            {
+            let same = lock.packages.get(&key).filter(|e| e.sha256 == file.sha256);
+            if same.is_none() {
                 outcome.new.push(file.info.name.clone());
             }
+            // The same wheel keeps the bytecode compiled from it.
+            let bytecode = same.and_then(|e| e.bytecode.clone());
             outcome.packages.push(LockedPackage {
                 name: file.info.name.clone(),
                 version: file.info.version.clone(),
@@ -172,6 +193,7 @@ impl Fetcher {
                 package_type: "package".into(),
                 install_dir: "site".into(),
                 pyodide_sha256: None,
+                bytecode,
                 extra: Default::default(),
             });
         }

@@ -21,8 +21,8 @@ pub mod wheel;
 
 use std::path::{Path, PathBuf};
 
-pub use fetch::{Builtin, Fetcher, Imported, Outcome};
-pub use lock::{LockedPackage, PyodideLock, normalize};
+pub use fetch::{Builtin, Fetcher, Imported, Outcome, pin_bytecode};
+pub use lock::{Bytecode, LockedPackage, PyodideLock, bytecode_file_name, normalize};
 pub use store::{Mismatch, Store, VerifyReport};
 
 /// Everything that can go wrong. Each says what to do about it where there is something to do.

@@ -72,9 +72,34 @@ pub struct LockedPackage {
     /// sha256 Pyodide's lock gave (its own rebuild of the package).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pyodide_sha256: Option<String>,
+    /// The wheel's modules compiled once, by the engine that imports them; a run mounts this in
+    /// place of the wheel. A lock written before it was kept has none, and its runs compile
+    /// the modules as they import them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode: Option<Bytecode>,
     /// Everything else (`unvendored_tests`, `shared_library`, ...), kept as read.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A wheel's bytecode: a zip of the wheel's files with each module's `.pyc` beside its `.py`
+/// (hash-based and unchecked, since the zip itself is pinned), held in the store like a wheel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bytecode {
+    /// The zip's file name in the store.
+    pub file_name: String,
+    /// sha256 of the zip, hex.
+    pub sha256: String,
+    /// The bytecode's CPython (`sys.implementation.cache_tag`, `cpython-314`).
+    pub cache_tag: String,
+}
+
+/// The store file name of the bytecode of wheel `file_name`.
+pub fn bytecode_file_name(wheel_file_name: &str) -> String {
+    let stem = wheel_file_name
+        .strip_suffix(".whl")
+        .unwrap_or(wheel_file_name);
+    format!("{stem}.pyc.zip")
 }
 
 fn package_type() -> String {
@@ -300,6 +325,7 @@ mod tests {
                     package_type: package_type(),
                     install_dir: install_dir(),
                     pyodide_sha256: None,
+                    bytecode: None,
                     extra: Default::default(),
                 },
             );

@@ -3,6 +3,7 @@
 
 mod approval;
 mod boundary;
+mod bytecode;
 mod certs;
 mod cluster;
 mod cluster_security;
@@ -15,6 +16,7 @@ mod etcd_security;
 mod habits;
 mod journal;
 mod mcp_approval;
+mod mcp_files;
 mod mcp_security;
 mod mcp_server;
 mod mcp_tools;

@@ -61,6 +61,24 @@ fn a_csv_analysis_publishes_its_outputs_with_provenance() {
         .collect();
     assert_eq!(outputs, ["charts/totals.svg", "summary.csv"]);
     assert!(provenance["limits"]["memory_bytes"].is_u64() && provenance["wall_ms"].is_u64());
+    // The report lists each published file with its size, sha256 and media type.
+    let summary = std::fs::read(out.join("summary.csv")).expect("summary");
+    let listed: Vec<(&str, &str)> = report["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .filter_map(|o| Some((o["path"].as_str()?, o["mime_type"].as_str()?)))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("charts/totals.svg", "image/svg+xml"),
+            ("summary.csv", "text/csv")
+        ]
+    );
+    let file = &report["outputs"][1];
+    assert_eq!(file["size"], summary.len());
+    assert_eq!(file["sha256"], sha256_of(&summary));
 }
 
 fn sha256_of(bytes: &[u8]) -> String {

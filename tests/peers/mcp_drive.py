@@ -18,6 +18,10 @@ prints one JSON object with what it saw; the Rust tests assert on it. Scenarios:
 - bench: p50 of N `return 1` / `forge.result(1)` calls (and of upstream `echo`, when given);
 - inputs: run_python reads each path of --input (one call per path) and returns its text, so a
   refusal (INVALID_INPUT) and a success are told apart;
+- files: run_python publishes a small PNG, a larger one, a text file and a folder with an
+  index.html; prints the result's content items, what resources/read returns for each link and
+  for the page's asset (sha256, mime type, text or blob), what it answers for URIs it must
+  refuse (another run's, outside the run's files, another scheme), and resources/list;
 - probe (HTTP only, no session): posts an initialize request as it is (with the token of
   --token-file, if given) and prints the status and WWW-Authenticate header.
 
@@ -27,6 +31,8 @@ the server's certificate against that authority.
 
 import argparse
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import ssl
@@ -219,6 +225,90 @@ async def inputs(session, args):
     return {"results": results}
 
 
+# A 1x1 PNG.
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+FILES = f"""
+import base64, pathlib
+png = base64.b64decode({PNG!r})
+out = pathlib.Path('/output')
+(out / 'chart.png').write_bytes(png)
+(out / 'big.png').write_bytes(png + bytes(4096))
+(out / 'notes.txt').write_text('caf\u00e9 au lait\\n')
+(out / 'dash').mkdir()
+(out / 'dash' / 'index.html').write_text('<html><script src="app.js"></script></html>')
+(out / 'dash' / 'app.js').write_text('console.log(1)')
+"""
+
+
+async def read(session, uri):
+    try:
+        result = await session.read_resource(uri)
+    except Exception as error:  # a JSON-RPC error is raised
+        return {"error": str(error)}
+    content = result.contents[0]
+    text = getattr(content, "text", None)
+    data = text.encode() if text is not None else base64.b64decode(content.blob)
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "mime": content.mime_type,
+        "text": text is not None,
+    }
+
+
+def item(content):
+    if content.type == "image":
+        data = base64.b64decode(content.data)
+        return {"type": "image", "mime": content.mime_type, "sha256": hashlib.sha256(data).hexdigest()}
+    if content.type == "resource_link":
+        return {
+            "type": "resource_link",
+            "uri": str(content.uri),
+            "name": content.name,
+            "mime": content.mime_type,
+            "size": content.size,
+        }
+    return {"type": content.type}
+
+
+async def files(session, _args):
+    result = await session.call_tool("run_python", {"code": FILES})
+    items = [item(c) for c in result.content]
+    run = result.structured_content["id"]
+    reads = {}
+    for each in items:
+        if each["type"] == "resource_link":
+            reads[each["uri"]] = await read(session, each["uri"])
+    asset = f"forge-host://runs/{run}/dash/app.js"
+    reads[asset] = await read(session, asset)
+    other = await session.call_tool(
+        "run_python", {"code": "import pathlib\npathlib.Path('/output/other.txt').write_text('x')"}
+    )
+    other_run = other.structured_content["id"]
+    refused = {}
+    for uri in [
+        f"forge-host://runs/{other_run}/chart.png",
+        f"forge-host://runs/{run}/secret.txt",
+        f"forge-host://runs/{run}/provenance.json",
+        f"forge-host://runs/{run}/%2E%2E/{other_run}/other.txt",
+        f"forge-host://runs/{run}",
+        "forge-host://runs/00000000/chart.png",
+        "file:///etc/passwd",
+    ]:
+        refused[uri] = await read(session, uri)
+    listed = await session.list_resources()
+    return {
+        "structured": result.structured_content,
+        "items": items,
+        "reads": reads,
+        "other": other.structured_content,
+        "refused": refused,
+        "listed": sorted(str(r.uri) for r in listed.resources),
+    }
+
+
 def http_client(args):
     headers = {}
     if args.token_file:
@@ -263,6 +353,7 @@ SCENARIOS = {
     "pause": pause,
     "bench": bench,
     "inputs": inputs,
+    "files": files,
     "probe": probe,
 }
 

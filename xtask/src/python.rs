@@ -25,7 +25,8 @@ fn componentize_py_version() -> Result<&'static str> {
         .ok_or_else(|| "components/python/requirements.txt pins no componentize-py".to_string())
 }
 
-fn venv_dir() -> PathBuf {
+/// The venv xtask installs componentize-py (and pip) into.
+pub fn venv_dir() -> PathBuf {
     crate::paths::target().join("python-venv")
 }
 

@@ -151,11 +151,16 @@ fn prune(
     let pruned = journal
         .prune_tapes(older_than, &blobs)
         .map_err(Error::from)?;
+    // The files MCP runs published go with their tapes.
+    let published = forge_host::files::published::prune(dir, journal, older_than)?;
     if json {
-        out!("{}", serde_json::to_string(&pruned)?)?;
+        let mut text = serde_json::to_value(&pruned)?;
+        text["published"] = published.into();
+        out!("{text}")?;
     } else {
         out!(
-            "removed {} replay records and {} tool responses; {} replay records kept",
+            "removed {} replay records, {} tool responses and {published} folders of published \
+files; {} replay records kept",
             pruned.tapes,
             pruned.blobs,
             pruned.kept

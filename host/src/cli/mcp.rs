@@ -69,6 +69,11 @@ pub struct McpArgs {
     /// either, `inputs` is refused]
     #[arg(long, value_name = "DIR")]
     pub inputs_root: Vec<PathBuf>,
+    /// A PNG, JPEG or GIF a run publishes of at most this size is also shown in the tool result
+    /// as an image; every published file is a resource link (forge-host://runs/ID/PATH) that
+    /// resources/read returns
+    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = forge_host::limits::parse_size)]
+    pub max_inline_image: u64,
     /// Runs at once; more calls queue [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_runs: Option<u32>,
@@ -165,6 +170,7 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         max_runs,
         max_queued: args.max_queued as usize,
         inputs_root,
+        max_inline_image: args.max_inline_image,
         default_session: args.session.clone(),
         ask_via: match args.ask {
             Some(McpAsk::Pause) => AskVia::Pause,

@@ -9,6 +9,7 @@ macro_rules! out {
 }
 
 mod ask;
+mod bytecode;
 mod engines;
 mod gate_flags;
 mod journal;
@@ -141,7 +142,7 @@ pub fn main() -> ExitCode {
             Command::State(command) => state::run(&cli.data, command),
             Command::Logs(args) => logs::run(&cli.data, args),
             Command::Engines(command) => engines::run(&cli.data, command).await,
-            Command::Packages(command) => packages::run(&cli.data, command),
+            Command::Packages(command) => packages::run(&cli.data, command).await,
             Command::Tools(args) => tools::run(args).await,
             Command::Mcp(args) => mcp::run(&cli.data, *args).await,
             Command::Worker(args) => worker::run(&cli.data, *args).await,

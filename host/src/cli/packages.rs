@@ -1,6 +1,7 @@
-//! `forge-host packages add | list | remove | verify | import-lock`: pure-Python packages for
-//! the Python engines, fetched once through pip, pinned by sha256 in a Pyodide-format lock, and
-//! kept in the data directory's content-addressed store for offline runs.
+//! `forge-host packages add | list | remove | verify | import-lock | compile`: pure-Python
+//! packages for the Python engines, fetched once through pip, pinned by sha256 in a
+//! Pyodide-format lock, kept in the data directory's content-addressed store for offline runs,
+//! and compiled to bytecode once, when added.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,11 +25,12 @@ pip command). After `add`, runs need no network: a script's imports mount exactl
 packages they need, read-only, each checked against its sha256 first.\n\nExamples:\n  \
 forge-host packages add tabulate==0.9.0 openpyxl\n  forge-host run report.py --input data.xlsx\n  \
 forge-host packages add jinja2 --lock ./pyodide-lock.json\n  forge-host packages list\n  \
-forge-host packages verify"
+forge-host packages verify\n  forge-host packages compile"
 )]
 pub enum PackagesCommand {
     /// Fetch packages and their dependencies as pure-Python wheels for CPython 3.14, pin each
-    /// by sha256 in the lock, and store them for offline runs
+    /// by sha256 in the lock, store them for offline runs, and compile their modules to
+    /// bytecode in the Python engine (pinned too), so that runs import them without compiling
     Add {
         /// Requirements: `tabulate`, `tabulate==0.9.0`, `openpyxl>=3.1`
         #[arg(required = true, value_name = "SPEC")]
@@ -57,6 +59,15 @@ pub enum PackagesCommand {
     /// Re-hash every file in the store; move any that does not match its sha256 to
     /// quarantine, and say so (exit 1)
     Verify {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compile to bytecode every locked package that has none (a lock written before bytecode
+    /// was kept, or a package added with no Python engine at hand)
+    Compile {
+        #[command(flatten)]
+        lock: LockArg,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -112,11 +123,54 @@ fn package_json(package: &LockedPackage) -> serde_json::Value {
         "depends": package.depends,
         "imports": package.imports,
         "pyodide_sha256": package.pyodide_sha256,
+        "bytecode": package.bytecode.as_ref().map(|b| json!({
+            "file_name": b.file_name,
+            "sha256": b.sha256,
+            "cache_tag": b.cache_tag,
+        })),
     })
 }
 
+/// Compiles the bytecode of `names` (all the lock's packages without it, when `None`) and says
+/// how it went, on stderr: a package left without bytecode still works, compiling its modules
+/// at each import.
+async fn compile(
+    data: &forge_host::DataDir,
+    lock_path: &std::path::Path,
+    names: Option<&[String]>,
+) -> anyhow::Result<Vec<super::bytecode::Compiled>> {
+    let compiled = super::bytecode::compile_missing(data, lock_path, names).await?;
+    for each in &compiled {
+        match &each.outcome {
+            Ok((bytecode, modules)) => eprintln!(
+                "compiled {} ({modules} modules, bytecode sha256 {})",
+                each.name, bytecode.sha256
+            ),
+            Err(why) => eprintln!(
+                "warning: {} has no bytecode ({why}); runs compile its modules as they import \
+them (`forge-host packages compile` tries again)",
+                each.name
+            ),
+        }
+    }
+    Ok(compiled)
+}
+
+/// The packages of `outcome`, as the lock at `path` now has them (with their bytecode).
+fn as_locked(path: &std::path::Path, names: &[LockedPackage]) -> Vec<LockedPackage> {
+    let lock = PyodideLock::read(path).ok();
+    names
+        .iter()
+        .map(|p| {
+            lock.as_ref()
+                .and_then(|l| l.packages.get(&pyodide_fetch::normalize(&p.name)).cloned())
+                .unwrap_or_else(|| p.clone())
+        })
+        .collect()
+}
+
 /// Runs `forge-host packages ...`.
-pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitCode> {
     let data = data.resolve()?;
     let fetcher = Fetcher {
         store: packages::store(&data),
@@ -129,15 +183,22 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
         PackagesCommand::Add { specs, lock, json } => {
             let path = lock_path(&lock);
             let outcome = fetcher.add(&specs, &path).map_err(packages::error)?;
+            let names: Vec<String> = outcome
+                .packages
+                .iter()
+                .map(|p| pyodide_fetch::normalize(&p.name))
+                .collect();
+            compile(&data, &path, Some(&names)).await?;
+            let locked = as_locked(&path, &outcome.packages);
             if json {
-                let list: Vec<_> = outcome.packages.iter().map(package_json).collect();
+                let list: Vec<_> = locked.iter().map(package_json).collect();
                 writeln!(
                     out,
                     "{}",
                     json!({"lock": path, "packages": list, "new": outcome.new})
                 )?;
             } else {
-                for package in &outcome.packages {
+                for package in &locked {
                     let what = if outcome.new.contains(&package.name) {
                         "added"
                     } else {
@@ -239,9 +300,42 @@ pub fn run(data: &DataDirArgs, command: PackagesCommand) -> anyhow::Result<ExitC
                 .into());
             }
         }
+        PackagesCommand::Compile { lock, json } => {
+            let path = lock_path(&lock);
+            let compiled = compile(&data, &path, None).await?;
+            let failed = compiled.iter().filter(|c| c.outcome.is_err()).count();
+            if json {
+                let list: Vec<_> = compiled
+                    .iter()
+                    .map(|c| match &c.outcome {
+                        Ok((bytecode, modules)) => {
+                            json!({"name": c.name, "sha256": bytecode.sha256, "modules": modules})
+                        }
+                        Err(why) => json!({"name": c.name, "error": why}),
+                    })
+                    .collect();
+                writeln!(out, "{}", json!({"lock": path, "compiled": list}))?;
+            } else if compiled.is_empty() {
+                writeln!(out, "every package of {} has its bytecode", path.display())?;
+            }
+            if failed > 0 {
+                return Err(Error::new(
+                    ErrorCode::PackageUnavailable,
+                    format!("{failed} package(s) could not be compiled; they run from source"),
+                )
+                .into());
+            }
+        }
         PackagesCommand::ImportLock { file, lock, json } => {
             let path = lock_path(&lock);
             let imported = fetcher.import_lock(&file, &path).map_err(packages::error)?;
+            let names: Vec<String> = imported
+                .outcome
+                .packages
+                .iter()
+                .map(|p| pyodide_fetch::normalize(&p.name))
+                .collect();
+            compile(&data, &path, Some(&names)).await?;
             if json {
                 let list: Vec<_> = imported.outcome.packages.iter().map(package_json).collect();
                 let skipped: Vec<_> = imported

@@ -6,9 +6,11 @@
 mod copy;
 mod inputs;
 mod job;
+pub mod mime;
 mod pool;
 mod provenance;
 mod publish;
+pub mod published;
 mod quota;
 mod staging;
 

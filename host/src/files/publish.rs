@@ -339,11 +339,13 @@ pub fn stage(
     let mut staged = stage_empty(out, id)?;
     for (path, size, title) in chosen {
         let sha256 = stage_file(&output.join(&path), &staged.staging.join(&path))?;
+        let mime_type = Some(super::mime::mime_type(&path).to_string());
         staged.files.push(PublishedFile {
             path,
             size,
             sha256,
             title,
+            mime_type,
         });
     }
     let record = provenance(&staged.files);

@@ -256,6 +256,9 @@ pub struct PublishedFile {
     /// Title from `outputs.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Its media type, from its name (`image/png`); absent in records made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
 }
 
 /// An input as the journal keeps it: where it came from and the hash of what was copied.

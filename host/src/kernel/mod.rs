@@ -3,6 +3,7 @@
 //! its deadline and cancellation, decides the verdict, commits state and publishes outputs on
 //! success, and reports.
 
+mod bytecode;
 mod cancel;
 mod execute;
 pub use execute::new_execution_id;
@@ -23,6 +24,7 @@ pub mod verdict;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use bytecode::CompiledBytecode;
 pub use cancel::CancelHandle;
 pub use lifecycle::{InvalidTransition, Lifecycle};
 pub use replay::{ReplayInput, ReplayReport};

@@ -48,9 +48,12 @@ pub struct RunOptions {
     /// The folders `inputs` must lie in, when the caller is not trusted with the machine (an
     /// MCP client: `mcp --inputs-root`); `None`: anywhere the process can read.
     pub inputs_root: Option<InputRoots>,
-    /// Where `/output` is published; `None` publishes to `forge-out/<id>` in the current
-    /// directory, and only when the script wrote something.
+    /// Where `/output` is published; `None` publishes to `<out_root>/<id>`, and only when the
+    /// script wrote something.
     pub out_dir: Option<PathBuf>,
+    /// With no `out_dir`: the folder a run that wrote something publishes into, under its id;
+    /// `None` is `forge-out` in the current directory.
+    pub out_root: Option<PathBuf>,
     /// Publish `/output` even when the run fails.
     pub publish_on_error: bool,
     /// Keep the job folder (`/input`, `/output`, `/work`) after the run.
@@ -153,6 +156,7 @@ impl ExecutionRequest {
                 inputs: Vec::new(),
                 inputs_root: None,
                 out_dir: None,
+                out_root: None,
                 publish_on_error: false,
                 keep_job: false,
                 package_lock: None,
@@ -233,6 +237,8 @@ setters! {
         inputs_root: Option<InputRoots>,
         /// See [`RunOptions::out_dir`].
         out_dir: Option<PathBuf>,
+        /// See [`RunOptions::out_root`].
+        out_root: Option<PathBuf>,
         /// See [`RunOptions::publish_on_error`].
         publish_on_error: bool,
         /// See [`RunOptions::keep_job`].

@@ -245,8 +245,8 @@ struct Publication<'a> {
     target: Option<&'a Path>,
 }
 
-/// Where `/output` goes: the caller's folder, or `forge-out/<id>` when the script wrote
-/// something and no folder was named; nowhere for a replay.
+/// Where `/output` goes: the caller's folder, or `<out_root>/<id>` (`forge-out/<id>` by
+/// default) when the script wrote something and no folder was named; nowhere for a replay.
 pub(super) fn publication_target(
     request: &super::ExecutionRequest,
     job: &JobDir,
@@ -259,7 +259,10 @@ pub(super) fn publication_target(
         return Some(out.clone());
     }
     let wrote_something = std::fs::read_dir(job.output()).is_ok_and(|mut d| d.next().is_some());
-    wrote_something.then(|| PathBuf::from("forge-out").join(id))
+    wrote_something.then(|| {
+        let root = request.options().out_root.clone();
+        root.unwrap_or_else(|| PathBuf::from("forge-out")).join(id)
+    })
 }
 
 fn stage(

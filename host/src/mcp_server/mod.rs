@@ -9,6 +9,7 @@ mod in_flight;
 mod live;
 mod render;
 mod request;
+mod resources;
 mod serve;
 mod tls;
 mod tool_list;
@@ -27,6 +28,7 @@ use tokio::sync::Semaphore;
 pub use approval::AskVia;
 pub use http_auth::{BearerToken, token_path};
 pub use request::Clamp;
+pub use resources::URI_PREFIX;
 pub use serve::{HttpAuth, HttpOptions, serve_http, serve_stdio};
 pub use tls::TlsFiles;
 
@@ -64,6 +66,9 @@ pub struct ServerOptions {
     /// names inputs is refused. A client is the model whose code the sandbox contains: it may
     /// name only what the server was told to share.
     pub inputs_root: Option<crate::files::InputRoots>,
+    /// A published PNG, JPEG or GIF of at most this many bytes is shown in the tool result as
+    /// an image too (`--max-inline-image`); larger ones only as links.
+    pub max_inline_image: u64,
 }
 
 /// The largest MCP message a server with `ceilings` reads: the largest script (`--max-script`)
@@ -233,6 +238,11 @@ with `forge-host resume {} --approve|--deny`",
             .get_progress_token()
             .map(|token| progress_sink(token, context.peer.clone()));
         let mut request = request.events(events).cancel(cancel.clone());
+        if !queued {
+            // Published where `resources/read` finds it, under the run's id.
+            let root = crate::files::published::root(inner.kernel.data_dir());
+            request = request.out_root(root);
+        }
         let options = request.options();
         if !queued && options.policy.ask && inner.options.ask_via == AskVia::Client {
             let asker = approval::client_asker(&context.peer, options.limits.timeout);
@@ -279,7 +289,13 @@ with `forge-host resume {} --approve|--deny`",
         });
         match outcome {
             Ok(report) => {
-                let result = render::report(&report, clamps);
+                let mut result = render::report(&report, clamps);
+                result.content.extend(resources::content(
+                    inner.kernel.data_dir(),
+                    inner.kernel.journal(),
+                    &report,
+                    inner.options.max_inline_image,
+                ));
                 if let (Ok(mut recent), Some(structured)) =
                     (inner.recent.lock(), &result.structured_content)
                 {
@@ -425,6 +441,7 @@ impl rmcp::ServerHandler for ForgeMcp {
         InitializeResult::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_resources()
                 .enable_logging()
                 .build(),
         )
@@ -434,6 +451,29 @@ impl rmcp::ServerHandler for ForgeMcp {
 tools listed in those tools' descriptions; search_tools finds tools in a large catalog; get_run \
 reads a run back from the journal; resume_run continues a run paused for approval.",
         )
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let kernel = &self.inner.kernel;
+        resources::read(kernel.data_dir(), kernel.journal(), &request.uri).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let ids: Vec<String> = match self.inner.recent.lock() {
+            Ok(recent) => recent.iter().map(|(id, _)| id.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        let kernel = &self.inner.kernel;
+        let listed = resources::listed(kernel.data_dir(), kernel.journal(), &ids);
+        Ok(rmcp::model::ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_tools(

@@ -17,7 +17,7 @@ pub enum Goal {
 }
 
 /// (measure, key, goal).
-pub const GOALS: [(&str, &str, Goal); 19] = [
+pub const GOALS: [(&str, &str, Goal); 21] = [
     (
         "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
         "sandbox_alone_return_1_p50_ms",
@@ -62,6 +62,16 @@ pub const GOALS: [(&str, &str, Goal); 19] = [
         "`forge-host run` process, `import pandas`, over the same",
         "science_cli_result_1_p50_ms",
         Goal::RatioAtMost("python3_process_print_1_p50_ms", 1.5),
+    ),
+    (
+        "`forge-host run` process, `import networkx` (locked, bytecode), over native CPython 3.14 importing the same files with their `.pyc`",
+        "cli_import_networkx_p50_ms",
+        Goal::RatioAtMost("native_import_networkx_process_p50_ms", 2.0),
+    ),
+    (
+        "what `import tabulate` (locked, bytecode) adds to a `forge-host run` process",
+        "tabulate_import_added_ms",
+        Goal::AtMostMs(20.0),
     ),
     (
         "warm `forge-host mcp`, `run_javascript`, over an `echo` to server-everything",

@@ -10,10 +10,12 @@
 //! Peers: native QuickJS (the same rquickjs/QuickJS-ng, no sandbox), QuickJS-in-WASM inside
 //! Node.js (quickjs-emscripten: a shared module, a fresh module per run, a Worker per run), a
 //! fresh `python3 -I` process, Pyodide in Node.js, (python-science) the same pandas and numpy on
-//! native CPython, and native CPython 3.14 for the CPU-bound Python set.
+//! native CPython, native CPython 3.14 for the CPU-bound Python set, and a venv's `python3`
+//! importing networkx from its `.pyc` files.
 
 mod goals;
 mod measure;
+mod measure_packages;
 mod measure_python;
 mod measure_versions;
 mod render;
