@@ -30,8 +30,8 @@ forge-host run -e 'import forge; forge.result(2 ** 10)' --lang py"
 )]
 pub struct RunArgs {
     /// The script, or `-` to read it from stdin. A file's extension picks the engine (.js,
-    /// .mjs: QuickJS; .lua: Lua; .py: CPython, in the smallest profile covering its imports; `forge-host
-    /// engines list` shows each profile's packages)
+    /// .mjs, .cjs: QuickJS; .lua: Lua; .py: CPython, in the smallest profile covering its
+    /// imports; `forge-host engines list` shows each profile's packages)
     #[arg(required_unless_present = "eval", conflicts_with = "eval")]
     pub file: Option<PathBuf>,
     /// Run CODE instead of a file, as `node -e` and `python -c` do (needs --lang or --engine)
