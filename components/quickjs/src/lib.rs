@@ -1,9 +1,11 @@
 //! The QuickJS engine of forge-host: a component implementing the `forge:engine` world.
 //!
-//! A script is the body of an async function; `return` gives the result. The globals are those of
-//! `prelude.js` (tools, state, text, progress, console) and nothing else: no modules, no
-//! `fetch`, no quickjs-libc `std`/`os`. Tool calls go through `begin-call` and `wait-any`, so
-//! `Promise.all` runs calls concurrently even though the component itself is synchronous.
+//! A script is the body of an async function; `return` gives the result. Its globals are those
+//! of `prelude.js` (tools, state, text, progress) and the web platform's common API of `web/`
+//! (console, timers, URL, encoding, streams, fetch's types, crypto, ...): no modules, no
+//! network (`fetch` rejects), no quickjs-libc `std`/`os`. Tool calls go through `begin-call`
+//! and `wait-any`, so `Promise.all` runs calls concurrently even though the component itself is
+//! synchronous; timers wait in the host's `wait-for` (`event_loop.rs`).
 //!
 //! Limits are enforced by the host. This engine only fails cleanly where it can: an allocation
 //! denied by the host's memory cap becomes a catchable JavaScript `InternalError`, and a result
@@ -15,8 +17,10 @@ wit_bindgen::generate!({
 });
 
 mod bridge;
+mod event_loop;
 mod random;
 mod runner;
+mod web;
 
 use exports::forge::engine::engine::{EngineInfo, Guest as EngineGuest, RunRequest, ScriptError};
 

@@ -1,6 +1,6 @@
 // The JavaScript side of the forge-host QuickJS engine. Evaluated once per run, before the
 // script, with the native bridge `host` as its only argument. It defines the script's globals
-// (tools, state, text, progress, console) and returns the engine's private API. The bridge is
+// (tools, state, text, progress; console and the web platform are web/'s) and returns the engine's private API. The bridge is
 // not reachable from the script afterwards.
 (function (host) {
   "use strict";
@@ -179,22 +179,12 @@
       return String(v);
     }
   };
-  const line = (args) => Array.prototype.map.call(args, show).join(" ") + "\n";
-  const console = Object.freeze({
-    log(...args) { host.print(1, line(args)); },
-    info(...args) { host.print(1, line(args)); },
-    debug(...args) { host.print(1, line(args)); },
-    warn(...args) { host.print(2, line(args)); },
-    error(...args) { host.print(2, line(args)); },
-  });
-
   const define = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
   define("tools", tools);
   define("state", state);
   define("text", text);
   define("progress", progress);
-  define("console", console);
   define("ForgeError", ForgeError);
 
   // The engine's private API (never a global).

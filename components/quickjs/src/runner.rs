@@ -13,9 +13,11 @@ use rquickjs::{
 };
 
 use crate::bridge;
+use crate::event_loop::{EventLoop, Turn};
 use crate::exports::forge::engine::engine::{RunRequest, ScriptError};
 use crate::forge::engine::tools;
 use crate::random;
+use crate::web;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -35,6 +37,8 @@ fn engine_failure(error: rquickjs::Error) -> ScriptError {
 /// the API before the context, the context before the runtime.
 struct Prepared {
     api: Persistent<Object<'static>>,
+    /// The event loop's timer queue (`internal.timers` of `web/timers.js`).
+    timers: Persistent<Object<'static>>,
     context: Context,
     _runtime: Runtime,
 }
@@ -47,15 +51,20 @@ thread_local! {
 fn build() -> Result<Prepared, ScriptError> {
     let runtime = Runtime::new().map_err(engine_failure)?;
     let context = Context::full(&runtime).map_err(engine_failure)?;
-    let api = context.with(|ctx| -> Result<_, ScriptError> {
+    let (api, timers) = context.with(|ctx| -> Result<_, ScriptError> {
         random::install(&ctx).map_err(engine_failure)?;
-        let api = install_prelude(&ctx)?;
-        Ok(Persistent::save(&ctx, api))
+        let host = bridge::host_object(&ctx).map_err(engine_failure)?;
+        let print: Function = host.get("print").map_err(engine_failure)?;
+        let internal = web::install(&ctx, print).map_err(|e| web_failure(&ctx, e))?;
+        let timers: Object = internal.get("timers").map_err(engine_failure)?;
+        let api = install_prelude(&ctx, host)?;
+        Ok((Persistent::save(&ctx, api), Persistent::save(&ctx, timers)))
     })?;
     // Garbage from parsing the prelude would otherwise be part of every snapshot.
     runtime.run_gc();
     Ok(Prepared {
         api,
+        timers,
         context,
         _runtime: runtime,
     })
@@ -80,7 +89,8 @@ pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
     };
     let outcome = prepared.context.with(|ctx| {
         let api = prepared.api.clone().restore(&ctx).map_err(engine_failure)?;
-        run_in(&ctx, api, &request)
+        let timers = prepared.timers.clone().restore(&ctx).map_err(engine_failure)?;
+        run_in(&ctx, api, EventLoop::new(timers)?, &request)
     });
     // The host throws this instance away after its one run: freeing every object of the runtime
     // first would only write to (and so copy) pages of the snapshot for nothing.
@@ -91,9 +101,11 @@ pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
 fn run_in<'js>(
     ctx: &Ctx<'js>,
     api: Object<'js>,
+    timers: EventLoop<'js>,
     request: &RunRequest,
 ) -> Result<Option<String>, ScriptError> {
     bridge::set_limits(&request.limits);
+    web::clock::start();
     let settle: Function = api.get("settle").map_err(engine_failure)?;
     let encode: Function = api.get("encodeResult").map_err(engine_failure)?;
     let describe: Function = api.get("describeError").map_err(engine_failure)?;
@@ -124,35 +136,26 @@ fn run_in<'js>(
         Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
     };
 
+    let settle_call = |done: tools::Completion| -> Result<(), ScriptError> {
+        let (ok, payload, code) = match done.outcome {
+            Ok(json) => (true, json, String::new()),
+            Err(error) => (false, error.message, error.code),
+        };
+        match settle
+            .call::<_, bool>((done.id as f64, ok, payload, code))
+            .catch(ctx)
+        {
+            Ok(_) => Ok(()),
+            Err(error) => Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
+        }
+    };
+
+    // The event loop: promise jobs, then due timers one at a time, then a wait in the host for
+    // the next timer or tool call. The run ends once its promise has settled and no timer is
+    // left, as a Node or Deno program does.
     loop {
         while ctx.execute_pending_job() {}
         match root.state() {
-            PromiseState::Resolved => {
-                let value: Value = root
-                    .result()
-                    .transpose()
-                    .ok()
-                    .flatten()
-                    .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
-                let text: Option<String> = match encode.call((value,)).catch(ctx) {
-                    Ok(text) => text,
-                    Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
-                };
-                if let Some(text) = &text
-                    && text.len() as u64 > request.limits.max_result_bytes
-                {
-                    return Err(failure(
-                        "BUDGET_EXCEEDED",
-                        format!(
-                            "the result is {} bytes, over the budget of {} bytes",
-                            text.len(),
-                            request.limits.max_result_bytes
-                        ),
-                        None,
-                    ));
-                }
-                return Ok(text);
-            }
             PromiseState::Rejected => {
                 let reason = match root.result::<Value>() {
                     Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
@@ -161,19 +164,26 @@ fn run_in<'js>(
                 };
                 return Err(thrown(reason, "SCRIPT_RUNTIME"));
             }
-            PromiseState::Pending => match tools::wait_any() {
-                Some(done) => {
-                    let (ok, payload, code) = match done.outcome {
-                        Ok(json) => (true, json, String::new()),
-                        Err(error) => (false, error.message, error.code),
-                    };
-                    if let Err(error) = settle
-                        .call::<_, bool>((done.id as f64, ok, payload, code))
-                        .catch(ctx)
-                    {
-                        return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME"));
-                    }
+            PromiseState::Resolved if timers.idle()? => {
+                let value: Value = root
+                    .result()
+                    .transpose()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+                return finish(ctx, &encode, value, request, &thrown);
+            }
+            _ => {}
+        }
+        match timers.turn(ctx) {
+            Ok(Turn::Fired) => continue,
+            Ok(Turn::Wait(nanos, pending)) => {
+                if let Some(done) = crate::forge::engine::timers::wait_for(nanos, &pending) {
+                    settle_call(done)?;
                 }
+            }
+            Ok(Turn::NoTimers) => match tools::wait_any() {
+                Some(done) => settle_call(done)?,
                 None => {
                     return Err(failure(
                         "UNRESOLVABLE_PROMISE",
@@ -182,11 +192,40 @@ fn run_in<'js>(
                     ));
                 }
             },
+            Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
         }
     }
 }
 
-fn install_prelude<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>, ScriptError> {
+/// The result of a run whose promise resolved to `value`, as JSON within its budget.
+fn finish<'js>(
+    ctx: &Ctx<'js>,
+    encode: &Function<'js>,
+    value: Value<'js>,
+    request: &RunRequest,
+    thrown: &dyn Fn(Value<'js>, &str) -> ScriptError,
+) -> Result<Option<String>, ScriptError> {
+    let text: Option<String> = match encode.call((value,)).catch(ctx) {
+        Ok(text) => text,
+        Err(error) => return Err(thrown(caught_value(ctx, error), "SCRIPT_RUNTIME")),
+    };
+    if let Some(text) = &text
+        && text.len() as u64 > request.limits.max_result_bytes
+    {
+        return Err(failure(
+            "BUDGET_EXCEEDED",
+            format!(
+                "the result is {} bytes, over the budget of {} bytes",
+                text.len(),
+                request.limits.max_result_bytes
+            ),
+            None,
+        ));
+    }
+    Ok(text)
+}
+
+fn install_prelude<'js>(ctx: &Ctx<'js>, host: Object<'js>) -> Result<Object<'js>, ScriptError> {
     let mut options = EvalOptions::default();
     options.global = true;
     options.strict = true;
@@ -194,11 +233,23 @@ fn install_prelude<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>, ScriptError> {
     let factory: Function = ctx
         .eval_with_options(PRELUDE, options)
         .map_err(engine_failure)?;
-    let host = bridge::host_object(ctx).map_err(engine_failure)?;
     factory.call((host,)).map_err(engine_failure)
 }
 
-fn caught_value<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Value<'js> {
+/// A failure while installing the web platform's scripts, with the exception's own message.
+fn web_failure(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
+    if let rquickjs::Error::Exception = error {
+        let value = ctx.catch();
+        let text = value
+            .as_exception()
+            .map(|e| format!("{}\n{}", e.message().unwrap_or_default(), e.stack().unwrap_or_default()))
+            .unwrap_or_else(|| format!("{value:?}"));
+        return failure("ISOLATE_FAILURE", format!("QuickJS: the web platform: {text}"), None);
+    }
+    engine_failure(error)
+}
+
+pub(crate) fn caught_value<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Value<'js> {
     match error {
         CaughtError::Exception(exception) => exception.into_value(),
         CaughtError::Value(value) => value,

@@ -11,7 +11,7 @@ wasmtime::component::bindgen!({
 pub use exports::forge::engine::engine::{
     EngineInfo, GuestLimits, InputFile, RunRequest, ScriptError,
 };
-pub use forge::engine::{catalog, output, state, tools, types};
+pub use forge::engine::{catalog, output, state, timers, tools, types};
 
 impl From<&crate::limits::Limits> for GuestLimits {
     /// The limits an engine checks itself, for a clean error before the host's own check.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
-use super::bindings::{catalog, output, state, tools, types};
+use super::bindings::{catalog, output, state, timers, tools, types};
 use super::host::{OutputData, QuotaFs, QuotaFsView, StateData, ToolsData};
 use super::instance::ExecState;
 use crate::error::{Error, ErrorCode, Result};
@@ -136,6 +136,10 @@ impl Runtime {
             |s| &mut s.tools,
         ))?;
         link(tools::add_to_linker::<ExecState, ToolsData>(
+            &mut linker,
+            |s| &mut s.tools,
+        ))?;
+        link(timers::add_to_linker::<ExecState, ToolsData>(
             &mut linker,
             |s| &mut s.tools,
         ))?;

@@ -131,6 +131,12 @@ pub enum TapeEvent {
         /// The response, or the failure.
         outcome: CompletionOutcome,
     },
+    /// A `wait-for` whose time ran out before any call finished (a timer of the guest's event
+    /// loop is due).
+    Elapsed {
+        /// How long the guest asked to wait, in nanoseconds.
+        nanos: u64,
+    },
 }
 
 /// What `begin-call` answered.
@@ -244,6 +250,7 @@ impl TapeEvent {
                 ),
                 CompletionOutcome::Failed { code, .. } => format!("call {id} failed {code}"),
             },
+            TapeEvent::Elapsed { nanos } => format!("wait of {nanos} ns -> elapsed"),
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::permissions::{Approval, Asker, Policy};
 use crate::state::{Snapshot, StateView};
 use crate::tape::Deck;
 use crate::tape::wasi::{TapedMonotonicClock, TapedRng, TapedWallClock};
-use crate::tools::{CallLog, ToolCalls, ToolRegistry};
+use crate::tools::{CallLog, ToolCalls, ToolRegistry, WaitNote};
 
 /// What survives the store, whatever happens to it: the kernel reads these after a stop.
 pub struct Observers {
@@ -28,6 +28,8 @@ pub struct Observers {
     pub stderr: TailPipe,
     pub texts: Texts,
     pub calls: CallLog,
+    /// What the guest waits for while it sleeps in a timer's wait, for the deadline's message.
+    pub waiting: WaitNote,
     pub memory: Arc<MemoryStats>,
     pub disk: Arc<DiskQuota>,
 }
@@ -103,6 +105,7 @@ pub fn build_store(
         .with_deck(spec.deck)
         .with_approval(spec.approval);
     let calls = tools.log();
+    let waiting = tools.wait_note();
     let texts = Texts::default();
     let output = OutputState::new(texts.clone(), limits.max_output_bytes, events);
     let state = StateView::new(spec.snapshot, limits);
@@ -140,6 +143,7 @@ pub fn build_store(
             stderr,
             texts,
             calls,
+            waiting,
             memory,
             disk,
         },

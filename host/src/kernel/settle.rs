@@ -102,8 +102,12 @@ pub(super) fn collect(
     };
     let (outcome, store) = match finished {
         Err(stop) => {
+            let mut verdict = verdict::decide(Some(stop), None, refusals);
+            if stop == HostDecision::Deadline {
+                verdict::add_pending(&mut verdict, observers.waiting.current());
+            }
             return Collected {
-                verdict: verdict::decide(Some(stop), None, refusals),
+                verdict,
                 store: None,
                 value: None,
                 fuel_consumed: None,

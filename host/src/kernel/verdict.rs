@@ -168,6 +168,14 @@ pub fn add_last_words(verdict: &mut Verdict, stderr: &str) {
     message.push_str(&format!("; the engine's last stderr line: {line}"));
 }
 
+/// A deadline that fell while the guest slept in a timer's wait names what it waited for
+/// (`pending`, the guest's own words: quoted, never trusted for the code).
+pub fn add_pending(verdict: &mut Verdict, pending: Option<String>) {
+    if let (Some((ErrorCode::Timeout, message)), Some(pending)) = (&mut verdict.error, pending) {
+        message.push_str(&format!("; still pending: {pending}"));
+    }
+}
+
 /// Decides the verdict from the host's stop (if any) and the guest's outcome (if it finished).
 pub fn decide(
     stop: Option<HostDecision>,

@@ -227,6 +227,11 @@ impl Recorder {
         }
     }
 
+    /// A `wait-for` that ran out of time before any call finished.
+    pub fn elapsed(&self, nanos: u64) {
+        self.push(TapeEvent::Elapsed { nanos }, 0);
+    }
+
     /// The tape, closed with how the run ended.
     pub fn finish(&self, outcome: RecordedOutcome) -> Tape {
         let mut recording = lock(&self.0);

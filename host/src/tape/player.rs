@@ -71,9 +71,9 @@ impl Player {
                         .insecure
                         .push_back(RandomReads::new(at, *bytes, *reads));
                 }
-                TapeEvent::Begin { .. } | TapeEvent::Complete { .. } => {
-                    playing.calls.push_back((at, event.clone()))
-                }
+                TapeEvent::Begin { .. }
+                | TapeEvent::Complete { .. }
+                | TapeEvent::Elapsed { .. } => playing.calls.push_back((at, event.clone())),
             }
         }
         Player(Arc::new(Mutex::new(playing)))
@@ -316,6 +316,27 @@ impl Player {
         };
         Self::diverge(&mut playing, why.clone());
         Err(why)
+    }
+
+    /// Answers a `wait-for` from the tape: `Tape(None)` where the recorded run's wait ran out of
+    /// time first (served at once: a replay never sleeps), else as [`Player::wait_any`].
+    pub fn wait_for(&self) -> Result<Served<Option<PlayedCompletion>>, String> {
+        let mut playing = lock(&self.0);
+        if let Some((at, TapeEvent::Elapsed { nanos })) = playing.calls.front().cloned() {
+            playing.calls.pop_front();
+            Self::played(&mut playing, at, || TapeEvent::Elapsed { nanos }.describe());
+            if let Some(recorder) = &playing.live_after {
+                recorder.elapsed(nanos);
+            }
+            return Ok(Served::Tape(None));
+        }
+        if playing.live_after.is_none() && playing.in_flight.is_empty() {
+            let why = "the replay waited on a timer where the recorded run did not".to_string();
+            Self::diverge(&mut playing, why.clone());
+            return Err(why);
+        }
+        drop(playing);
+        self.wait_any()
     }
 
     /// Answers a `wait-any` from the tape: `Tape(None)` when nothing is in flight (as the host

@@ -14,6 +14,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::call_log::CallLog;
+use super::wait_note::WaitNote;
 use super::{Tool, ToolError, ToolRegistry};
 use crate::error::{ErrorCode, HostStop};
 use crate::journal::{CallRecord, CallStatus, PendingApproval};
@@ -68,6 +69,8 @@ pub struct ToolCalls {
     pub(super) records: CallLog,
     /// Records what the calls answered, or answers from a tape instead of running tools.
     pub(super) deck: Deck,
+    /// What the guest waits for during a `wait-for`, for a deadline's message.
+    pub(super) waiting: WaitNote,
     /// A person's answer to the call a paused run stopped at (`resume`).
     pub(super) approval: Option<Approval>,
     /// The call this run paused at, waiting for approval.
@@ -95,6 +98,7 @@ impl ToolCalls {
             ready: VecDeque::new(),
             records: CallLog::default(),
             deck: Deck::Off,
+            waiting: WaitNote::default(),
             approval: None,
             pending: None,
         }
@@ -127,6 +131,11 @@ impl ToolCalls {
     /// The shared record of every call.
     pub fn log(&self) -> CallLog {
         self.records.clone()
+    }
+
+    /// What the guest waits for while it sleeps in `wait-for`, shared with the kernel.
+    pub fn wait_note(&self) -> WaitNote {
+        self.waiting.clone()
     }
 
     /// Starts a call, live. `Err` ends the execution (budget spent, contract broken); `Ok(Err)`
@@ -419,6 +428,21 @@ impl ToolCalls {
         }
         let finished = self.join_next().await?;
         Some(self.complete(finished))
+    }
+
+    /// Waits, live, for the next call to finish or for `time` to pass (`None`).
+    pub(super) async fn wait_for_live(&mut self, time: Duration) -> Option<Completion> {
+        if let Some(done) = self.ready.pop_front() {
+            return Some(done);
+        }
+        if self.running.is_empty() {
+            tokio::time::sleep(time).await;
+            return None;
+        }
+        tokio::select! {
+            finished = self.join_next() => finished.map(|finished| self.complete(finished)),
+            () = tokio::time::sleep(time) => None,
+        }
     }
 
     /// Begins a call and waits for it, live, keeping other calls that finish meanwhile for

@@ -10,6 +10,7 @@ mod dispatch;
 pub mod mcp;
 mod server_log;
 mod taped;
+mod wait_note;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ pub use call_log::CallLog;
 pub use dispatch::{Completion, RecordDurable, ToolCalls};
 pub use server_log::{LineSink, ServerLogs, Subscription};
 pub use taped::{recorded_catalog, replayed_registry};
+pub use wait_note::WaitNote;
 
 use crate::error::ErrorCode;
 pub use crate::permissions::Effect;

@@ -4,6 +4,7 @@
 //! recorded one, each tool a [`RecordedTool`] that refuses to run.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -152,6 +153,31 @@ impl ToolCalls {
         let done = self.wait_any_live().await;
         if let (Some(done), Some(recorder)) = (&done, self.recorder()) {
             recorder.complete(done.id, as_answer(&done.outcome));
+        }
+        Ok(done)
+    }
+
+    /// Waits for the next call to finish or for `nanos` to pass (`None`), whichever is first.
+    /// `pending` (what the guest waits for) is kept while it waits, for a deadline's message.
+    /// Which came first is recorded; a replay is answered from the tape at once.
+    pub async fn wait_for(
+        &mut self,
+        nanos: u64,
+        pending: &str,
+    ) -> Result<Option<Completion>, HostStop> {
+        if let Deck::Playing(player) = &self.deck
+            && let Served::Tape(played) = player.wait_for().map_err(HostStop::ReplayDiverged)?
+        {
+            return Ok(played.map(|(id, outcome)| self.completed_on_tape(id, outcome)));
+        }
+        self.waiting.set(pending);
+        let done = self.wait_for_live(Duration::from_nanos(nanos)).await;
+        self.waiting.clear();
+        if let Some(recorder) = self.recorder() {
+            match &done {
+                Some(done) => recorder.complete(done.id, as_answer(&done.outcome)),
+                None => recorder.elapsed(nanos),
+            }
         }
         Ok(done)
     }

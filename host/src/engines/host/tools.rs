@@ -1,9 +1,9 @@
-//! The `tools`, `catalog` and `types` imports: thin adapters from the WIT bindings to
+//! The `tools`, `timers`, `catalog` and `types` imports: thin adapters from the WIT bindings to
 //! [`ToolCalls`].
 
 use wasmtime::component::HasData;
 
-use crate::engines::bindings::{catalog, tools, types};
+use crate::engines::bindings::{catalog, timers, tools, types};
 use crate::tools::binding::function_path;
 use crate::tools::{Effect, ToolCalls, ToolError, ToolInfo};
 
@@ -47,6 +47,21 @@ impl tools::Host for ToolCalls {
         Ok(ToolCalls::call(self, &name, &input)
             .await?
             .map_err(error_info))
+    }
+}
+
+impl timers::Host for ToolCalls {
+    async fn wait_for(
+        &mut self,
+        nanos: u64,
+        pending: String,
+    ) -> wasmtime::Result<Option<tools::Completion>> {
+        Ok(ToolCalls::wait_for(self, nanos, &pending)
+            .await?
+            .map(|done| tools::Completion {
+                id: done.id,
+                outcome: done.outcome.map_err(error_info),
+            }))
     }
 }
 
