@@ -1,1 +1,1 @@
-return [typeof fetch, typeof require, typeof std, typeof os, typeof XMLHttpRequest, typeof WebSocket];
+return [typeof process, typeof require, typeof std, typeof os, typeof XMLHttpRequest, typeof WebSocket];
