@@ -117,7 +117,8 @@ class Kit:
             p = self.upstream / name
             h.update(name.encode() + b"\0" + (p.read_bytes() if p.exists() else b"") + b"\0")
         for p in (self.site / "numpy/version.py", self.site_pandas / "pandas/_version_meson.py",
-                  self.work / "stamps/numpy", self.work / "stamps/pandas", self.work / "stamps/extract"):
+                  self.work / "stamps/numpy", self.work / "stamps/pandas", self.work / "stamps/extract",
+                  self.work / "stamps/tzdata"):
             h.update(f"{p}:{p.stat().st_mtime if p.exists() else 0}\0".encode())
         return h.hexdigest()
 
@@ -272,9 +273,9 @@ def copy_site(k, site):
 def copy_tzdata(k, dest):
     """The tzdata package build.py installed, zone files included (run_upstream.py imports this
     copy only when the engine serves no zone data itself)."""
-    src = k.site_pandas / "tzdata"
+    src = k.work / "site-tzdata" / "tzdata"
     if not src.is_dir():
-        raise SystemExit(f"{src} is missing: run build.py (pandas step) first")
+        raise SystemExit(f"{src} is missing: run build.py (tzdata step) first")
     shutil.copytree(src, dest / "tzdata", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     n = sum(1 for f in dest.rglob("*") if f.is_file())
     log(f"tzdata: {n} files")

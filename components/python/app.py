@@ -11,6 +11,7 @@ import os
 import sys
 
 import preload  # noqa: F401  (the curated standard library scripts may import)
+import tz_database  # noqa: F401  (the IANA time zone database, served from memory)
 import forge
 from forge import _runtime
 

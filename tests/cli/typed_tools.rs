@@ -96,17 +96,41 @@ fn the_catalog_prints_as_typescript_python_and_json() {
     assert_eq!(names, ["echo", "fail", "sleep"]);
 }
 
-#[test]
-fn the_typescript_declarations_type_check_strictly() {
+/// `forge-host tools --format ts` in `sandbox`, written to `tools.d.ts`.
+fn declarations(sandbox: &Sandbox) -> std::path::PathBuf {
+    let ws = workspace(sandbox);
+    let declared = sandbox.forge(&args!["tools", "--format", "ts", "--workspace", &ws]);
+    assert_eq!(declared.code(), 0, "{}", declared.stderr());
+    sandbox.script("tools.d.ts", &declared.stdout())
+}
+
+/// `tsc --noEmit --strict --lib es2022 --types ""` on the declarations `dts` and `file`: whether
+/// it passed, and what it said.
+fn type_check(sandbox: &Sandbox, dts: &std::path::Path, file: &std::path::Path) -> (bool, String) {
     let tsc = crate::util::repo().join("tests/peers/node_modules/.bin/tsc");
     assert!(
         tsc.exists(),
         "TypeScript is one of the test peers `cargo xtask test` installs in tests/peers"
     );
+    let output = std::process::Command::new(&tsc)
+        .args(["--noEmit", "--strict", "--lib", "es2022", "--types", ""])
+        .arg(dts)
+        .arg(file)
+        .current_dir(sandbox.dir.path())
+        .output()
+        .expect("run tsc");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), said)
+}
+
+#[test]
+fn the_typescript_declarations_type_check_strictly() {
     let sandbox = Sandbox::new();
-    let ws = workspace(&sandbox);
-    let declared = sandbox.forge(&args!["tools", "--format", "ts", "--workspace", &ws]);
-    let dts = sandbox.script("tools.d.ts", &declared.stdout());
+    let dts = declarations(&sandbox);
     let good = sandbox.script(
         "good.ts",
         "export async function main(): Promise<unknown[]> {\n\
@@ -118,27 +142,125 @@ fn the_typescript_declarations_type_check_strictly() {
         "export async function main(): Promise<unknown[]> {\n\
          return [await tools.workspace.read({}), await tools.sleep({ ms: \"soon\" })];\n}\n",
     );
-    let check = |file: &std::path::Path| {
-        std::process::Command::new(&tsc)
-            .args(["--noEmit", "--strict", "--lib", "es2022", "--types", ""])
-            .arg(&dts)
-            .arg(file)
-            .current_dir(sandbox.dir.path())
-            .output()
-            .expect("run tsc")
-    };
-    let passed = check(&good);
-    assert!(
-        passed.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&passed.stdout),
-        String::from_utf8_lossy(&passed.stderr)
-    );
-    let failed = check(&bad);
-    let said = String::from_utf8_lossy(&failed.stdout);
-    assert!(
-        !failed.status.success(),
-        "the declarations catch wrong inputs: {said}"
-    );
+    let (passed, said) = type_check(&sandbox, &dts, &good);
+    assert!(passed, "{said}");
+    let (passed, said) = type_check(&sandbox, &dts, &bad);
+    assert!(!passed, "the declarations catch wrong inputs: {said}");
     assert_eq!(said.matches("error TS").count(), 2, "{said}");
 }
+
+/// A script as agents write them, using the web platform's globals and forge's: it type-checks
+/// with the declarations alone (no DOM lib), and misuses of those globals do not.
+#[test]
+fn the_web_platform_globals_type_check() {
+    let sandbox = Sandbox::new();
+    let dts = declarations(&sandbox);
+    let good = sandbox.script("web.ts", WEB_SCRIPT);
+    let (passed, said) = type_check(&sandbox, &dts, &good);
+    assert!(passed, "{said}");
+    let bad = sandbox.script("bad_web.ts", BAD_WEB_SCRIPT);
+    let (passed, said) = type_check(&sandbox, &dts, &bad);
+    assert!(!passed, "the declarations catch misuses: {said}");
+    assert_eq!(said.matches("error TS").count(), 3, "{said}");
+    for (line, what) in [
+        (2, "new URL(5)"),
+        (3, "setTimeout(\"code\", 1)"),
+        (4, "randomUUID(1)"),
+    ] {
+        assert!(
+            said.contains(&format!("bad_web.ts({line},")),
+            "{what}: {said}"
+        );
+    }
+}
+
+const WEB_SCRIPT: &str = r#"export async function main(): Promise<unknown> {
+  const url = new URL("/search?q=forge&page=2", "https://example.com");
+  url.searchParams.set("page", "3");
+  url.searchParams.append("tag", "wasm");
+  const query = Object.fromEntries(url.searchParams);
+  for (const [key, value] of url.searchParams) console.log(key, value);
+  const bytes = new TextEncoder().encode("héllo");
+  const decoded = new TextDecoder().decode(bytes);
+  const copy = structuredClone({ at: new Date(0), seen: new Set([1, 2]) });
+  copy.seen.add(3);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise<void>((resolve) => setTimeout(resolve, 10));
+  const timer = setInterval(() => progress("tick"), 1000);
+  clearInterval(timer);
+  queueMicrotask(() => {});
+  const controller = new AbortController();
+  const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(5000)]);
+  signal.addEventListener("abort", () => console.warn("aborted", signal.reason), { once: true });
+  controller.abort();
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const key = await crypto.subtle.importKey(
+    "raw", new TextEncoder().encode("secret"), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", key, bytes);
+  const valid = await crypto.subtle.verify("HMAC", key, mac, bytes);
+  const id: string = crypto.randomUUID();
+  const random = crypto.getRandomValues(new Uint8Array(16));
+  const data: { n: number } = await new Response('{"n": 1}').json();
+  const response = new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
+  const headers = new Headers(response.headers);
+  const blob = new Blob(["a,b\n", bytes], { type: "text/csv" });
+  const file = new File([blob], "data.csv", { type: "text/csv" });
+  const stream = new ReadableStream<string>({
+    start(controller) {
+      controller.enqueue("hello ");
+      controller.enqueue("world");
+      controller.close();
+    },
+  });
+  const upper = new TransformStream<string, string>({
+    transform(chunk, controller) {
+      controller.enqueue(chunk.toUpperCase());
+    },
+  });
+  let shouted = "";
+  for await (const chunk of stream.pipeThrough(upper)) shouted += chunk;
+  const gzipped = await new Response(
+    file.stream().pipeThrough(new CompressionStream("gzip")),
+  ).arrayBuffer();
+  const roundTrip = await new Response(
+    new Blob([gzipped]).stream().pipeThrough(new DecompressionStream("gzip")).pipeThrough(new TextDecoderStream()),
+  ).text();
+  const reader = new Blob(["x"]).stream().getReader();
+  const first = await reader.read();
+  if (!first.done) console.log(first.value.byteLength);
+  const started = performance.now();
+  console.table([{ a: 1 }, { a: 2 }]);
+  console.time("t");
+  console.timeEnd("t");
+  const runs = (state.get<number>("runs") ?? 0) + 1;
+  state.set("runs", runs);
+  text(`run ${runs} at ${navigator.userAgent}`);
+  progress("done", 1, 1);
+  try {
+    await fetch("https://example.com");
+  } catch (error) {
+    if (error instanceof TypeError) console.error(error.message);
+  }
+  const event = new CustomEvent("ready", { detail: { n: 1 } });
+  const target = new EventTarget();
+  target.addEventListener("ready", (e) => console.log((e as CustomEvent<{ n: number }>).detail.n));
+  target.dispatchEvent(event);
+  const failure = new ForgeError("TOOL_FAILED", "no");
+  const aborted = new DOMException("stop", "AbortError");
+  return {
+    href: url.href, query, decoded, hex, valid, id, random: random.length, n: data.n,
+    type: headers.get("content-type"), size: file.size, name: file.name, shouted, roundTrip,
+    elapsed: performance.now() - started, code: failure.code, abortName: aborted.name,
+    b64: btoa("hi"), plain: atob("aGk="),
+  };
+}
+"#;
+
+const BAD_WEB_SCRIPT: &str = r#"export async function main(): Promise<unknown> {
+  const url = new URL(5);
+  setTimeout("code", 1);
+  return [url.href, crypto.randomUUID(1)];
+}
+"#;

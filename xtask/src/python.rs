@@ -125,18 +125,22 @@ fn science_build_py() -> Command {
 }
 
 /// Builds `python-cpython.wasm` (when its sources changed) and publishes it. Its `_bz2` and
-/// `_lzma` modules come from build.py's steps up to `compression` (up to date in well under a
-/// second once built), whose output folder is one more `-p` path.
+/// `_lzma` modules and the `tzdata` package (the pinned time zone database) come from build.py's
+/// steps up to `compression` (up to date in well under a second once built), whose output
+/// folders are two more `-p` paths.
 pub fn build_python() -> Result {
     let root = workspace_root();
     science_toolchain()?;
     run(science_build_py().args(["--upto", "compression"]))?;
-    let compression = PathBuf::from(science_dirs().0).join("site-compression");
+    let work = PathBuf::from(science_dirs().0);
+    let compression = work.join("site-compression");
+    let tzdata = work.join("site-tzdata");
     let output = crate::paths::target().join("wasm-python/python-cpython.wasm");
     let sources = [
         root.join("wit"),
         root.join("components/python"),
         compression.clone(),
+        tzdata.clone(),
     ];
     let fresh = std::fs::metadata(&output)
         .and_then(|m| m.modified())
@@ -161,12 +165,16 @@ pub fn build_python() -> Result {
                 "components/python",
                 "-p",
             ])
+            .arg(&tzdata)
+            .arg("-p")
             .arg(&compression)
             .arg("-o")
             .arg(&partial))?;
         std::fs::rename(&partial, &output).map_err(|e| format!("{}: {e}", output.display()))?;
     }
-    publish(&output, "python-cpython", &[".py"], &[])
+    let packages = profile_packages("python-cpython")?;
+    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+    publish(&output, "python-cpython", &[".py"], &packages)
 }
 
 /// The packages `profile` adds to the standard library (what picks it for a script).
@@ -238,6 +246,10 @@ mod tests {
         );
         let packages = profile_packages("python-science").expect("the science packages");
         assert!(packages.iter().any(|p| p == "numpy"), "{packages:?}");
+        // The time zone database is in every profile (the stdlib one publishes it too).
+        let stdlib = profile_packages("python-cpython").expect("the stdlib packages");
+        assert!(stdlib.iter().any(|p| p == "tzdata"), "{stdlib:?}");
+        assert!(packages.iter().any(|p| p == "tzdata"), "{packages:?}");
         assert!(profile_packages("no-such-profile").is_err());
     }
 }

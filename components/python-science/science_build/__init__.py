@@ -8,6 +8,7 @@ Modules, in the order the steps use them:
 - steps: the step runner (a stamp per step, keyed by its recipe), logging and hashing helpers.
 - apt: a private apt directory on the machine's own Debian mirror.
 - fetch: the `venv`, `download` and `deb` steps.
+- zones: the `tzdata` step (the time zone database both profiles carry).
 - extract: the `extract` step (sdists, zig's libc headers, the Debian headers, and the wasm
   libraries carved out of componentize-py's native module).
 - sysroot: the `sysroot` step, its tool wrappers (wrappers/) and the meson cross file.

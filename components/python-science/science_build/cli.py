@@ -9,11 +9,13 @@ from .component import step_component
 from .extract import step_extract
 from .fetch import step_deb, step_download, step_venv
 from .packages import step_numpy, step_pandas
-from .pins import NUMPY, PANDAS, ZIGLANG
+from .pins import NUMPY, PANDAS, TZDATA, ZIGLANG
 from .sysroot import step_sysroot
+from .zones import step_tzdata
 
-STEPS = {"venv": step_venv, "download": step_download, "deb": step_deb, "extract": step_extract,
-         "sysroot": step_sysroot, "compression-src": compression.step_compression_src,
+STEPS = {"venv": step_venv, "download": step_download, "tzdata": step_tzdata, "deb": step_deb,
+         "extract": step_extract, "sysroot": step_sysroot,
+         "compression-src": compression.step_compression_src,
          "compression": compression.step_compression, "numpy": step_numpy, "pandas": step_pandas,
          "component": step_component}
 
@@ -31,6 +33,8 @@ class Config:
         self.site_pandas = self.work / "site-pandas"
         # _bz2 and _lzma (compression.py): on the path of both CPython profiles' components.
         self.site_compression = self.work / "site-compression"
+        # the tzdata package (zones.py): on the path of both CPython profiles' components.
+        self.site_tzdata = self.work / "site-tzdata"
         self.dl_compression = self.work / "downloads-compression"
 
     def numpy_sdist(self):
@@ -38,6 +42,10 @@ class Config:
 
     def pandas_sdist(self):
         return self.dl / f"pandas-{PANDAS[1]}.tar.gz"
+
+    def tzdata_wheel(self):
+        found = sorted(self.dl.glob(f"{TZDATA[0]}-{TZDATA[1]}-*.whl"))
+        return found[0] if found else self.dl / f"{TZDATA[0]}-{TZDATA[1]}.whl"
 
     def zig_wheel(self):
         found = sorted(self.dl.glob(f"ziglang-{ZIGLANG[1]}-*.whl"))

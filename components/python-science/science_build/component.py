@@ -7,7 +7,8 @@ import sys
 import time
 
 from . import compression, toolchain
-from .pins import (DEB_SUITE, DEBS, NUMPY, PANDAS, PURE_WHEELS, PYPI, REQUIREMENTS, ZIGLANG)
+from .pins import (DEB_SUITE, DEBS, NUMPY, PANDAS, PURE_WHEELS, PYPI, REQUIREMENTS, TZDATA,
+                   ZIGLANG)
 from .steps import Step, fresh_or_log, log, run, sha256
 from .toolchain import REPO
 
@@ -22,13 +23,13 @@ HOST_DEBS = toolchain.DEBS["quickjs"] + toolchain.DEBS["science"]
 
 def step_component(c):
     """componentize the stdlib engine's app (components/python) with this profile's
-    `forge_profile` (app/) and the numpy, pandas and compression (`_bz2`, `_lzma`) site dirs on
-    the path: one app, two profiles."""
+    `forge_profile` (app/) and the tzdata, numpy, pandas and compression (`_bz2`, `_lzma`) site
+    dirs on the path: one app, two profiles."""
     profile = SCIENCE / "app"
     # The app reads the componentize-py pin (describe's version) and the profile's packages
     # while componentize-py runs it: their text is part of the recipe, not only their mtime.
-    step = Step(c.work, "component", [c.work / "stamps/pandas", c.site_compression, profile,
-                                      REPO / "components/python", REPO / "wit"],
+    step = Step(c.work, "component", [c.work / "stamps/pandas", c.site_compression, c.site_tzdata,
+                                      profile, REPO / "components/python", REPO / "wit"],
                 [step_component, write_manifest, compression.manifest, HOST_DEBS,
                  REQUIREMENTS.read_text(), PROFILES.read_text()])
     if fresh_or_log(step) and c.out.exists():
@@ -37,8 +38,8 @@ def step_component(c):
     partial = c.out.with_suffix(".wasm.partial")
     t0 = time.time()
     run([c.venv / "bin/componentize-py", "-d", REPO / "wit", "-w", "script-engine", "componentize",
-         "app", "-p", REPO / "components/python", "-p", profile, "-p", c.site, "-p", c.site_pandas,
-         "-p", c.site_compression, "-o", partial])
+         "app", "-p", REPO / "components/python", "-p", profile, "-p", c.site_tzdata, "-p", c.site,
+         "-p", c.site_pandas, "-p", c.site_compression, "-o", partial])
     partial.rename(c.out)
     log(f"component: {c.out} {c.out.stat().st_size / 1e6:.1f} MB in {time.time() - t0:.0f} s")
     write_manifest(c)
@@ -58,6 +59,7 @@ def write_manifest(c):
         "sdists": {n: {"version": v, "sha256": h} for n, v, h in (NUMPY, PANDAS)},
         "wheels": {**{n: {"version": v, "sha256": h} for n, (v, h) in PYPI.items()},
                    **{n: {"version": v, "sha256": h} for n, (v, h) in PURE_WHEELS.items()},
+                   TZDATA[0]: {"version": TZDATA[1], "sha256": TZDATA[2]},
                    ZIGLANG[0]: {"version": ZIGLANG[1], "sha256": ZIGLANG[2], "platform": ZIGLANG[3]}},
         "debs": {n: {"version": v, "arch": a, "sha256": h, "suite": DEB_SUITE}
                  for n, (v, a, h) in DEBS.items()},

@@ -38,8 +38,11 @@ PANDAS = ("pandas", "3.1.1", "05fed3e3b7c99b226f160e29d7d6cb7ef39638c758cbfe42b3
 # Pure-Python run-time dependencies (wheels, unpacked into the pandas site dir).
 PURE_WHEELS = {
     "python-dateutil": ("4.0.0", "a5e246f79eb80475e691bf93862cead98decd8a498cf53ba0516fcdc0f50dc1c"),
-    "tzdata": ("2026.6", "0a10eec6e13ef16b627fabed9a5f2ba61a62b1c67f327305f4e7e412a70b4aec"),
 }
+# The IANA time zone database, in every Python profile (the stdlib one too): the wheel is
+# unpacked into WORK/site-tzdata (zones.py), which both profiles' components have on their path;
+# the app's tz_database.py serves its zone files from memory.
+TZDATA = ("tzdata", "2026.6", "0a10eec6e13ef16b627fabed9a5f2ba61a62b1c67f327305f4e7e412a70b4aec")
 # Source distribution (meson is numpy's own vendored fork, inside the sdist).
 NUMPY = ("numpy", "2.4.6", "f3a3570c4a2a16746ac2c31a7c7c7b0c186b95ce902e33db6f28094ed7387dda")
 # Only its wasm32-wasi libc headers are used (Debian's 2022 wasi-libc has no pthread.h). The

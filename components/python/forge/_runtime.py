@@ -22,9 +22,10 @@ def _read_profiles():
         return json.load(f)
 
 
-# The Python profiles beyond the standard library: {engine id: {"packages": [top-level names],
-# "build": the command that builds it}}. `profiles.json` is the one list: the science build's
-# `forge_profile` imports these packages and xtask publishes them in engines.lock (what picks a
+# The packages each Python profile adds to the standard library: {engine id: {"packages":
+# [top-level names], "build": the command that builds it}}. `profiles.json` is the one list:
+# python-cpython's is the time zone database every profile carries (`tz_database`), the science
+# build's `forge_profile` imports its own, and xtask publishes them in engines.lock (what picks a
 # profile for a script). Read at import, which componentize-py runs at build time: the snapshot
 # holds the value, and the file is not needed at run time.
 PROFILES = _read_profiles()
@@ -136,12 +137,13 @@ def why_unavailable(module):
             f"the standard library module `{module}` is not part of this CPython build "
             f"(WASI builds lack: {absent})"
         )
-    provider = next((name for name, p in PROFILES.items() if top in p["packages"]), None)
+    provider = next((name for name, p in PROFILES.items()
+                     if name != ENGINE_ID and top in p["packages"]), None)
     if provider is not None and ENGINE_ID == "python-cpython":
+        own = " and ".join(["the standard library"] + PROFILES[ENGINE_ID]["packages"])
         return (
-            f"package `{top}` is not available in this engine ({ENGINE_ID}: the standard "
-            f"library only); it comes with the {provider} profile: "
-            f"{PROFILES[provider]['build']}"
+            f"package `{top}` is not available in this engine ({ENGINE_ID}: {own} only); it "
+            f"comes with the {provider} profile: {PROFILES[provider]['build']}"
         )
     return (
         f"package `{top}` is not available in this engine ({ENGINE_ID}); if it is pure Python, "

@@ -89,7 +89,11 @@ pub fn run(request: RunRequest) -> Result<Option<String>, ScriptError> {
     };
     let outcome = prepared.context.with(|ctx| {
         let api = prepared.api.clone().restore(&ctx).map_err(engine_failure)?;
-        let timers = prepared.timers.clone().restore(&ctx).map_err(engine_failure)?;
+        let timers = prepared
+            .timers
+            .clone()
+            .restore(&ctx)
+            .map_err(engine_failure)?;
         run_in(&ctx, api, EventLoop::new(timers)?, &request)
     });
     // The host throws this instance away after its one run: freeing every object of the runtime
@@ -242,9 +246,19 @@ fn web_failure(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
         let value = ctx.catch();
         let text = value
             .as_exception()
-            .map(|e| format!("{}\n{}", e.message().unwrap_or_default(), e.stack().unwrap_or_default()))
+            .map(|e| {
+                format!(
+                    "{}\n{}",
+                    e.message().unwrap_or_default(),
+                    e.stack().unwrap_or_default()
+                )
+            })
             .unwrap_or_else(|| format!("{value:?}"));
-        return failure("ISOLATE_FAILURE", format!("QuickJS: the web platform: {text}"), None);
+        return failure(
+            "ISOLATE_FAILURE",
+            format!("QuickJS: the web platform: {text}"),
+            None,
+        );
     }
     engine_failure(error)
 }

@@ -1,7 +1,8 @@
 //! The catalog as a model or a person reads it (`forge-host tools --format ts|py|json`):
-//! TypeScript declarations of the `tools` object, Python stubs of `forge.tools`, or JSON. Types
-//! come from each tool's JSON Schema; what a schema leaves open is `unknown` (`Any`), never an
-//! implicit `any`. Doc comments come from the descriptions.
+//! TypeScript declarations of the `tools` object (after the script's other globals, written by
+//! hand in `globals.d.ts`), Python stubs of `forge.tools`, or JSON. Types come from each tool's
+//! JSON Schema; what a schema leaves open is `unknown` (`Any`), never an implicit `any`. Doc
+//! comments come from the descriptions.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -221,9 +222,14 @@ fn ts_function(out: &mut String, indent: &str, function: &str, tool: &dyn Tool) 
     );
 }
 
-/// TypeScript declarations of the `tools` object a JavaScript script sees.
+/// The other globals of a JavaScript script (forge's and the web platform's), declared by hand.
+const GLOBALS: &str = include_str!("globals.d.ts");
+
+/// TypeScript declarations of the globals a JavaScript script sees: the web platform's and
+/// forge's (`GLOBALS`), then the `tools` object.
 pub fn typescript(registry: &ToolRegistry) -> String {
-    let mut out = String::from(
+    let mut out = format!("{GLOBALS}\n");
+    out.push_str(
         "// The tools a forge-host script may call (forge-host tools --format ts).\n\
          type ForgeEffect = \"read\" | \"write\" | \"process\" | \"external\" | \"internal\";\n\
          interface ForgeToolInfo {\n  name: string;\n  description: string;\n  effect: ForgeEffect;\n  \
@@ -375,6 +381,9 @@ mod tests {
     fn the_builtins_are_declared_in_both_languages() {
         let registry = ToolRegistry::with_builtins();
         let ts = typescript(&registry);
+        let tools = ts.find("declare const tools: {").expect("tools");
+        assert!(ts.starts_with(GLOBALS), "the globals come first");
+        assert!(ts[..tools].contains("declare function setTimeout"), "{ts}");
         assert!(
             ts.contains("  sleep(input: { ms: number }): Promise<unknown>;"),
             "{ts}"

@@ -1,8 +1,8 @@
 //! `crypto`'s natives: random bytes from `wasi:random` (on the run's tape), and SubtleCrypto's
 //! digests and HMAC (the RustCrypto crates).
 
-use hmac::{Hmac, Mac};
 use super::bytes_of;
+use hmac::{Hmac, Mac};
 use rquickjs::{Ctx, Exception, Function, Object, Result, TypedArray};
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha384, Sha512};

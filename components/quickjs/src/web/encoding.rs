@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use encoding_rs::{DecoderResult, Encoding};
 use super::bytes_of;
+use encoding_rs::{DecoderResult, Encoding};
 use rquickjs::{Ctx, Exception, Function, Object, Result, TypedArray};
 
 thread_local! {
@@ -42,7 +42,10 @@ fn decode<'js>(
     handle: u32,
 ) -> Result<String> {
     let Some(encoding) = Encoding::for_label(label.as_bytes()) else {
-        return Err(Exception::throw_range(&ctx, &format!("unknown encoding {label}")));
+        return Err(Exception::throw_range(
+            &ctx,
+            &format!("unknown encoding {label}"),
+        ));
     };
     let input = bytes_of(&bytes);
     let last = flags & LAST != 0;
