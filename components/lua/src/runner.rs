@@ -16,6 +16,8 @@ use crate::files;
 use crate::json::{self, EncodeError, Markers};
 
 const PRELUDE: &str = include_str!("prelude.lua");
+/// Run before the prelude: `load` and the string functions made safe (see its opening).
+const STRINGS: &str = include_str!("strings.lua");
 
 fn failure(code: &str, message: impl Into<String>, stack: Option<String>) -> ScriptError {
     ScriptError {
@@ -46,13 +48,18 @@ fn prepare() -> Result<(Lua, Rc<Markers>, Table), ScriptError> {
     let lua = Lua::with_hooks(hooks).map_err(engine_failure)?;
     let markers = Rc::new(Markers::new(&lua).map_err(engine_failure)?);
     let host = bridge::host_table(&lua, &markers).map_err(engine_failure)?;
-    let prelude = lua
-        .load(PRELUDE)
-        .set_name("=forge-prelude")
-        .into_function()
-        .map_err(engine_failure)?;
-    let api: Table = prelude
-        .call((host, markers.null.clone(), markers.array.clone()))
+    let load = |source: &str| {
+        lua.load(source)
+            .set_name("=forge-prelude")
+            .into_function()
+            .map_err(engine_failure)
+    };
+    let settle: Value = load(STRINGS)?.call(()).map_err(engine_failure)?;
+    let mut rest = Variadic::with_capacity(2);
+    rest.push(Value::Table(markers.array.clone()));
+    rest.push(settle);
+    let api: Table = load(PRELUDE)?
+        .call((host, markers.null.clone(), rest))
         .map_err(engine_failure)?;
     Ok((lua, markers, api))
 }
