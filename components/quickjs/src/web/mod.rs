@@ -26,7 +26,10 @@ const SCRIPTS: &[(&str, &str)] = &[
     ("web/encoding.js", include_str!("encoding.js")),
     ("web/url.js", include_str!("url.js")),
     ("web/streams.js", include_str!("streams.js")),
-    ("web/streams_writable.js", include_str!("streams_writable.js")),
+    (
+        "web/streams_writable.js",
+        include_str!("streams_writable.js"),
+    ),
     ("web/streams_pipe.js", include_str!("streams_pipe.js")),
     ("web/blob.js", include_str!("blob.js")),
     ("web/compression.js", include_str!("compression.js")),
@@ -39,7 +42,9 @@ const SCRIPTS: &[(&str, &str)] = &[
 /// A copy of a Uint8Array's bytes (an empty one for a detached buffer).
 pub(crate) fn bytes_of(array: &TypedArray<'_, u8>) -> Vec<u8> {
     // SAFETY: the bytes are copied out at once, before any JavaScript can run and detach them.
-    unsafe { array.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
+    unsafe { array.as_bytes() }
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default()
 }
 
 /// Installs the globals, and returns `internal` (the run loop reads the timer queue from it).

@@ -20,8 +20,9 @@
   let fresh = false;
   let nextId = 1;
   let order = 0;
-  /** Live timers by id. */
+  /** Live timers by id, and how many (a script may take `Map.prototype.size` away). */
   const live = new Map();
+  let liveCount = 0;
   /** A binary min-heap by (due, order); cleared timers stay in it until they reach the top. */
   const heap = [];
   const before = (a, b) => a.due < b.due || (a.due === b.due && a.order < b.order);
@@ -70,11 +71,12 @@
     const id = nextId++;
     const timer = { id, kind, callback, args, delay, repeat, due: loopTime + delay, order: order++ };
     live.set(id, timer);
+    liveCount++;
     push(timer);
     return id;
   };
   const clear = (id) => {
-    live.delete(typeof id === "number" ? id : Number(id));
+    if (live.delete(typeof id === "number" ? id : Number(id))) liveCount--;
   };
 
   internal.define("setTimeout", function setTimeout(callback, ms, ...args) {
@@ -103,7 +105,7 @@
   // The run loop's side (never a global).
   internal.timers = {
     /** Timers still to fire. */
-    count: () => live.size,
+    count: () => liveCount,
     /** Sets the loop's time (milliseconds since the run started). */
     advance(now) {
       if (now > loopTime) loopTime = now;
@@ -126,6 +128,7 @@
         push(timer);
       } else {
         live.delete(timer.id);
+        liveCount--;
       }
       Reflect.apply(timer.callback, globalThis, timer.args);
       return true;
@@ -134,7 +137,7 @@
     describe() {
       const timer = first();
       if (timer === undefined) return "";
-      const more = live.size > 1 ? ` and ${live.size - 1} more timer${live.size > 2 ? "s" : ""}` : "";
+      const more = liveCount > 1 ? ` and ${liveCount - 1} more timer${liveCount > 2 ? "s" : ""}` : "";
       return `${describe(timer)}${more}`;
     },
   };

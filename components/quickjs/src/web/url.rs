@@ -48,7 +48,7 @@ fn parse(input: String, base: Opt<String>) -> Option<Vec<String>> {
 /// not parse (the `href` setter throws then).
 fn set(href: String, field: String, value: String) -> Option<Vec<String>> {
     let mut url = Url::parse(&href).ok()?;
-    let _ = match field.as_str() {
+    let result = match field.as_str() {
         "href" => quirks::set_href(&mut url, &value).map_err(|_| ()),
         "protocol" => quirks::set_protocol(&mut url, &value),
         "username" => quirks::set_username(&mut url, &value),
@@ -69,9 +69,11 @@ fn set(href: String, field: String, value: String) -> Option<Vec<String>> {
             Ok(())
         }
         _ => Ok(()),
+    };
+    // Only the href setter throws; the others ignore a value they reject.
+    if field == "href" && result.is_err() {
+        return None;
     }
-    .or_else(|()| if field == "href" { Err(()) } else { Ok(()) })
-    .ok()?;
     Some(parts(&url).to_vec())
 }
 
