@@ -13,7 +13,8 @@
 //!   `_lzma` modules they build); `--profile science` names it explicitly (what
 //!   PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the lint step below, the upstream numpy/pandas test kit, the embedding
-//!   example (`host/examples/embed.rs`, which must print its result), then `cargo test
+//!   example (`host/examples/embed.rs`, which must print its result), test262 (the shared copy
+//!   extracted, `FORGE_TEST262_DIR`, and its native baseline built), then `cargo test
 //!   --release` over the workspace, then a short smoke run of every fuzz target (skipped when
 //!   cargo test arguments narrow the run).
 //! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
@@ -31,6 +32,7 @@ mod fuzz;
 mod paths;
 mod python;
 mod setup;
+mod test262;
 mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -159,6 +161,10 @@ fn lint() -> Result {
         .args(["clippy", "--release", "--workspace"])
         .args(excluded())
         .args(["--all-targets", "--", "-D", "warnings"]))?;
+    // The native QuickJS of the bench and test262, in its own invocation (see EXCLUDED).
+    run(cargo()
+        .args(["clippy", "--release", "--package", "quickjs-native"])
+        .args(["--all-targets", "--", "-D", "warnings"]))?;
     let mut guest = components::quickjs_cargo("clippy")?;
     run(guest.args(["--", "-D", "warnings"]))?;
     run(components::lua_cargo("clippy").args(["--", "-D", "warnings"]))
@@ -188,7 +194,11 @@ fn main() -> ExitCode {
             // each of the tests that start at the same moment.
             run(Command::new(crate::paths::host_binary()).arg("status"))?;
             embed_example()?;
-            run(cargo()
+            let mut test = cargo();
+            if let Some(suite) = test262::prepare()? {
+                test.env(test262::SUITE_ENV, suite);
+            }
+            run(test
                 .args(["test", "--release", "--workspace"])
                 .args(excluded())
                 .args(&args[1..]))?;
