@@ -13,7 +13,7 @@ fn value_of(sandbox: &Sandbox, source: &str) -> Value {
 }
 
 /// A raw deflate stream (RFC 1951, one block with the fixed Huffman codes) of `matches` × 258
-/// + 1 zero bytes, built by the script as `bomb` (`matches` a multiple of 8): a literal 0, then
+/// plus 1 zero bytes, built by the script as `bomb` (`matches` a multiple of 8): a literal 0, then
 /// `matches` copies of (length 258, distance 1), 13 bits each, so eight of them are 13 bytes and
 /// the stream repeats with that period after its first two bytes.
 fn bomb_builder(matches: u64) -> String {

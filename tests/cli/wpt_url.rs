@@ -7,8 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::util::{NO_ARGS, Sandbox, repo};
 
 /// The `url` crate's version in Cargo.lock.
