@@ -201,8 +201,8 @@
       },
       configurable: true,
     });
-  // Until platform.js installs reportError: an error in a listener is rethrown after dispatch.
-  internal.reportError = (error) => queueMicrotask(() => { throw error; });
+  // `internal.reportError` (an error in a listener) is platform.js's, installed before any
+  // script runs.
 
   const abortReason = () => new DOMException("This operation was aborted", "AbortError");
   const ILLEGAL = Symbol("illegal constructor");
