@@ -10,6 +10,7 @@ componentize-py runs this module's top level at build time and snapshots the int
 import os
 import sys
 
+import process_clock  # first: modules imported after it see its process clocks
 import preload  # noqa: F401  (the curated standard library scripts may import)
 import tz_database  # noqa: F401  (the IANA time zone database, served from memory)
 import forge

@@ -1,15 +1,17 @@
-"""The standard library a script may import.
+"""The standard library modules imported before the snapshot, so that runs start with them.
 
-componentize-py snapshots the interpreter after the app's top level ran: a module that was not
-imported then cannot be imported at run time. This list is what people doing data work, text
-processing and scripting expect. Each import is guarded so that a module the WASI build lacks
-(ssl, ctypes, ...) does not break the build; `MISSING` keeps their names for the import scan's
-error messages. (`bz2` and `lzma` are there in both profiles: their C halves are built by
+componentize-py snapshots the interpreter after the app's top level ran. Every run also mounts
+the whole standard library, compiled, read-only at `/python` (xtask/src/stdlib.rs), so any other
+module imports too, only not for free: this list is what people doing data work, text
+processing and scripting import most. Each import is guarded so that a module the WASI build
+lacks (ssl, ctypes, ...; forge/stdlib_wasi.json says why) does not break the build. (`bz2` and
+`lzma` are there in both profiles: their C halves are built by
 components/python-science/compression.py.)
 """
 
 import importlib
 import pkgutil
+import sys
 
 MODULES = """
     __future__ abc argparse array ast base64 binascii bisect builtins calendar cmath codecs
@@ -37,6 +39,8 @@ MODULES = """
 
 MODULES += ["_ast_unparse", "tracemalloc", "doctest"]  # ast.unparse imports the first lazily
 
+# The modules of the list this build could not import (the compression cases check it is
+# neither bz2 nor lzma).
 MISSING = []
 for _name in MODULES:
     try:
@@ -75,3 +79,16 @@ for _info in pkgutil.iter_modules(importlib.import_module("encodings").__path__)
     except Exception:  # noqa: BLE001
         pass
 del _info
+
+# componentize-py's CPython build passed configure `--build=...` with a trailing newline, which cut
+# the recorded CONFIG_ARGS before its closing quote (`shlex.split` fails on it, and with it
+# `test.support`). The copy of the module mounted at run time is repaired by the build (the
+# `stdlib` step of components/python-science); the one the snapshot holds, here.
+import sysconfig  # noqa: E402
+
+_data = sys.modules.get(sysconfig._get_sysconfigdata_name())  # noqa: SLF001
+for _vars in (getattr(_data, "build_time_vars", None), getattr(sysconfig, "_CONFIG_VARS", None)):
+    _args = (_vars or {}).get("CONFIG_ARGS")
+    if isinstance(_args, str) and _args.count("'") % 2:
+        _vars["CONFIG_ARGS"] = _args + "'"
+del _data, _vars, _args

@@ -41,6 +41,22 @@ pub struct LockedEngine {
     /// How it did on the conformance kit when `engines add` registered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conformance: Option<ConformanceRecord>,
+    /// Files it expects mounted read-only in every run, kept outside the component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<LockedLibrary>,
+}
+
+/// A zip of files an engine reads at run time, such as a Python engine's whole standard library
+/// with its bytecode: too big to carry in the component's snapshot, and needed by every run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedLibrary {
+    /// The zip's file name within the lock's directory.
+    pub file: String,
+    /// sha256 of its bytes, hex.
+    pub sha256: String,
+    /// The absolute guest path its tree is mounted at (`/python`).
+    pub mount: String,
 }
 
 /// An engine's result on the conformance kit, as its lock keeps it.
@@ -139,6 +155,7 @@ mod tests {
             extensions: Some(vec![".js".into()]),
             packages: None,
             conformance: None,
+            library: None,
         }
     }
 
@@ -151,6 +168,11 @@ mod tests {
             passed: 40,
             failed: vec!["never-settles".into()],
             forced: true,
+        });
+        with_record.library = Some(LockedLibrary {
+            file: "a-lib.zip".into(),
+            sha256: "cd".repeat(32),
+            mount: "/lib".into(),
         });
         lock.upsert(with_record.clone());
         let text = lock.to_text();

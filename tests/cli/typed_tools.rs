@@ -247,13 +247,17 @@ const WEB_SCRIPT: &str = r#"export async function main(): Promise<unknown> {
   const target = new EventTarget();
   target.addEventListener("ready", (e) => console.log((e as CustomEvent<{ n: number }>).detail.n));
   target.dispatchEvent(event);
+  const price = new Intl.NumberFormat("de-DE", { style: "currency", currency: "EUR" }).format(12.5);
+  const when = new Date(0).toLocaleString("en-US", { timeZone: "Asia/Tokyo", dateStyle: "medium" });
+  const words = [...new Intl.Segmenter("en", { granularity: "word" }).segment("a b")].length;
+  const sorted = ["b", "a"].sort(new Intl.Collator("de").compare).join();
   const failure = new ForgeError("TOOL_FAILED", "no");
   const aborted = new DOMException("stop", "AbortError");
   return {
     href: url.href, query, decoded, hex, valid, id, random: random.length, n: data.n,
     type: headers.get("content-type"), size: file.size, name: file.name, shouted, roundTrip,
     elapsed: performance.now() - started, code: failure.code, abortName: aborted.name,
-    b64: btoa("hi"), plain: atob("aGk="),
+    b64: btoa("hi"), plain: atob("aGk="), price, when, words, sorted,
   };
 }
 "#;

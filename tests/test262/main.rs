@@ -30,6 +30,8 @@ use serde_json::Value;
 use suite::{Outcome, Plan};
 
 const SUITE_ENV: &str = "FORGE_TEST262_DIR";
+/// The fewest `test/intl402` tests that must pass in the engine, with why (see the file).
+const INTL402_FLOOR: &str = "tests/test262/intl402-floor.txt";
 const FILTER_ENV: &str = "FORGE_TEST262_FILTER";
 /// Runs in the engine at once: enough to keep two cores busy while some wait.
 const CONCURRENCY: usize = 4;
@@ -148,14 +150,14 @@ fn engine_failures(root: &Path, tests: &[String]) -> BTreeMap<String, String> {
     })
 }
 
-#[test]
-fn test262_passes_in_the_engine_wherever_it_passes_natively() {
+/// The suite's folder, or `None` (the test then says it skipped); and the filter.
+fn suite(test: &str) -> Option<(PathBuf, Vec<String>)> {
     let Some(root) = std::env::var_os(SUITE_ENV).filter(|dir| !dir.is_empty()) else {
         eprintln!(
-            "test262: SKIPPED, {SUITE_ENV} is not set (`cargo xtask test` sets it when \
+            "{test}: SKIPPED, {SUITE_ENV} is not set (`cargo xtask test` sets it when \
              ../shared/upstream/ holds the pinned test262)"
         );
-        return;
+        return None;
     };
     let root = PathBuf::from(root);
     assert!(
@@ -169,6 +171,66 @@ fn test262_passes_in_the_engine_wherever_it_passes_natively() {
         .filter(|p| !p.is_empty())
         .map(str::to_string)
         .collect();
+    Some((root, filter))
+}
+
+/// `test/intl402` in the engine: native QuickJS-ng has no `Intl`, so there is no baseline to
+/// hold the engine to; instead the number of passing tests may not drop below the committed
+/// floor (raise it when the engine does better).
+#[test]
+fn intl402_passes_in_the_engine_at_least_as_often_as_committed() {
+    let Some((root, filter)) = suite("test262 intl402") else {
+        return;
+    };
+    let tests: Vec<String> = suite::discover_in(&root, &[suite::INTL402])
+        .expect("reads test/intl402")
+        .into_iter()
+        .filter(|test| filter.is_empty() || filter.iter().any(|prefix| test.starts_with(prefix)))
+        .collect();
+    let started = Instant::now();
+    let failures = engine_failures(&root, &tests);
+    let passed = tests.len() - failures.len();
+    let mut by_folder: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for test in &tests {
+        let folder = test
+            .split('/')
+            .nth(1)
+            .unwrap_or_default()
+            .trim_end_matches(".js");
+        let entry = by_folder.entry(folder.to_string()).or_default();
+        entry.0 += 1;
+        if !failures.contains_key(test) {
+            entry.1 += 1;
+        }
+    }
+    eprintln!(
+        "test262 intl402: {} tests, {passed} pass in the engine; {:.0} s",
+        tests.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (folder, (total, pass)) in &by_folder {
+        eprintln!("test262 intl402: {folder}: {pass} of {total}");
+    }
+    if !filter.is_empty() {
+        return;
+    }
+    let floor_text = std::fs::read_to_string(repo().join(INTL402_FLOOR)).expect("reads the floor");
+    let floor: usize = floor_text
+        .lines()
+        .find(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .and_then(|line| line.trim().parse().ok())
+        .expect("the floor file holds a number");
+    assert!(
+        passed >= floor,
+        "test262 intl402: {passed} tests pass in the engine, fewer than the {floor} of {INTL402_FLOOR}"
+    );
+}
+
+#[test]
+fn test262_passes_in_the_engine_wherever_it_passes_natively() {
+    let Some((root, filter)) = suite("test262") else {
+        return;
+    };
     let known = known::load(&repo().join("tests/test262/known-failures.txt"));
 
     let started = Instant::now();

@@ -20,9 +20,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The folders of `test/` that run: ECMA-262 and Annex B. `intl402` is left for the Intl slice
-/// (the engine has no `Intl` yet, and nor does the QuickJS-ng it embeds).
+/// The folders of `test/` that run on both sides: ECMA-262 and Annex B.
 pub const FOLDERS: [&str; 3] = ["built-ins", "language", "annexB"];
+
+/// ECMA-402's folder: it runs in the engine only, since the QuickJS-ng the engine embeds has no
+/// `Intl` to compare with (see `INTL402_FLOOR`).
+pub const INTL402: &str = "intl402";
 
 /// What each side allows one test.
 pub const TIMEOUT_SECS: u64 = 10;
@@ -96,8 +99,13 @@ pub fn parse_meta(source: &str) -> Option<Meta> {
 /// Every test file under the [`FOLDERS`] of `root/test`, as paths relative to `root/test`
 /// (`built-ins/Array/length.js`), sorted. Fixtures (`*_FIXTURE.js`) are not tests.
 pub fn discover(root: &Path) -> std::io::Result<Vec<String>> {
+    discover_in(root, &FOLDERS)
+}
+
+/// Every test file under `folders` of `root/test`, as [`discover`] lists them.
+pub fn discover_in(root: &Path, folders: &[&str]) -> std::io::Result<Vec<String>> {
     let mut found = Vec::new();
-    let mut stack: Vec<PathBuf> = FOLDERS.iter().map(|f| root.join("test").join(f)).collect();
+    let mut stack: Vec<PathBuf> = folders.iter().map(|f| root.join("test").join(f)).collect();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();

@@ -40,6 +40,7 @@ pub fn publish(built: &Path, id: &str, extensions: &[&str], packages: &[&str]) -
             extensions: Some(strings(extensions)),
             packages: (!packages.is_empty()).then(|| strings(packages)),
             conformance: None,
+            library: None,
         },
     );
     let text = lock.to_text();
@@ -131,17 +132,20 @@ pub fn build_lua() -> Result {
     publish(&built, "lua", &[".lua"], &[])
 }
 
-/// `lock` with `entry` in place of its file's entry; a conformance record is kept while it
-/// describes these very bytes.
+/// `lock` with `entry` in place of its file's entry; a conformance record and a library are
+/// kept while they describe these very bytes.
 fn with_engine(
     mut lock: engine_lock::EngineLock,
     mut entry: engine_lock::LockedEngine,
 ) -> engine_lock::EngineLock {
-    entry.conformance = lock
+    if let Some(same) = lock
         .engines
         .iter()
         .find(|e| e.file == entry.file && e.sha256 == entry.sha256)
-        .and_then(|e| e.conformance.clone());
+    {
+        entry.conformance = same.conformance.clone();
+        entry.library = same.library.clone();
+    }
     lock.upsert(entry);
     lock
 }
@@ -160,6 +164,7 @@ mod tests {
             extensions: Some(vec![".a".into()]),
             packages: None,
             conformance: None,
+            library: None,
         }
     }
 

@@ -32,6 +32,7 @@ mod fuzz;
 mod paths;
 mod python;
 mod setup;
+mod stdlib;
 mod test262;
 mod toolchain;
 
@@ -90,7 +91,15 @@ fn build(engines: &[Engine]) -> Result {
             Engine::Science => python::build_science()?,
         }
     }
-    run(cargo().args(["build", "--release", "--package", "forge-host"]))
+    run(cargo().args(["build", "--release", "--package", "forge-host"]))?;
+    // Compiled by the engine itself, so after it and the host are built.
+    if engines
+        .iter()
+        .any(|e| matches!(e, Engine::Python | Engine::Science))
+    {
+        stdlib::publish(&python::stdlib_source())?;
+    }
+    Ok(())
 }
 
 /// The workspace crates that the lint's clippy and the test's cargo test leave out, and why.

@@ -205,6 +205,11 @@ pub fn build_science() -> Result {
 }
 
 /// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
+/// The standard library zip build.py's `stdlib` step writes (run by both profiles' builds).
+pub fn stdlib_source() -> PathBuf {
+    PathBuf::from(science_dirs().0).join("stdlib-src.zip")
+}
+
 fn science_dirs() -> (String, String) {
     let work = std::env::var("SCIENCE_WORK").unwrap_or_else(|_| {
         crate::paths::target()

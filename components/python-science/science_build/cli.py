@@ -10,11 +10,12 @@ from .extract import step_extract
 from .fetch import step_deb, step_download, step_venv
 from .packages import step_numpy, step_pandas
 from .pins import NUMPY, PANDAS, TZDATA, ZIGLANG
+from .stdlib import step_stdlib
 from .sysroot import step_sysroot
 from .zones import step_tzdata
 
 STEPS = {"venv": step_venv, "download": step_download, "tzdata": step_tzdata, "deb": step_deb,
-         "extract": step_extract, "sysroot": step_sysroot,
+         "extract": step_extract, "stdlib": step_stdlib, "sysroot": step_sysroot,
          "compression-src": compression.step_compression_src,
          "compression": compression.step_compression, "numpy": step_numpy, "pandas": step_pandas,
          "component": step_component}

@@ -14,7 +14,7 @@ import traceback
 from componentize_py_types import Err
 from wit_world.exports import engine
 
-import preload
+import process_clock
 
 
 def _read_profiles():
@@ -129,14 +129,31 @@ def _available(module):
         return False
 
 
+def _read_stdlib_wasi():
+    """What of the standard library this build lacks, and why (forge/stdlib_wasi.json, read at
+    build time: the one list, which the build's `stdlib` step also reads)."""
+    path = os.path.join(os.path.dirname(__file__), "stdlib_wasi.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+STDLIB_WASI = _read_stdlib_wasi()
+
+
 def why_unavailable(module):
     top = module.split(".")[0]
-    if top in sys.stdlib_module_names:
-        absent = ", ".join(sorted({m.split(".")[0] for m in preload.MISSING}))
+    if top in STDLIB_WASI["left_out"]:
         return (
-            f"the standard library module `{module}` is not part of this CPython build "
-            f"(WASI builds lack: {absent})"
+            f"the standard library module `{top}` is left out of this engine: "
+            f"{STDLIB_WASI['left_out'][top]}"
         )
+    if top in STDLIB_WASI["absent"]:
+        return (
+            f"the standard library module `{top}` is not part of CPython's build for WASI "
+            f"(WebAssembly): {STDLIB_WASI['absent'][top]}"
+        )
+    if top in sys.stdlib_module_names:
+        return f"the standard library module `{module}` cannot be found in this engine"
     provider = next((name for name, p in PROFILES.items()
                      if name != ENGINE_ID and top in p["packages"]), None)
     if provider is not None and ENGINE_ID == "python-cpython":
@@ -288,6 +305,7 @@ def mount_packages():
 def _run(request):
     global current
     current = Run(request)
+    process_clock.restart()
     # The build-time snapshot froze the generators' state: every run starts from fresh entropy.
     random.seed()
     numpy = sys.modules.get("numpy")

@@ -117,6 +117,7 @@ impl EngineRegistry {
             extensions: Some(description.extensions.clone()),
             packages: None,
             conformance,
+            library: None,
         });
         write(&lock_path, lock.to_text().as_bytes())?;
         Ok(Installed {
@@ -139,6 +140,7 @@ pub fn stage_candidate(bytes: &[u8], dir: &Path) -> Result<String> {
             extensions: None,
             packages: None,
             conformance: None,
+            library: None,
         }],
     };
     // A scratch folder needs no atomic, synced writes.

@@ -7,6 +7,7 @@ mod cache;
 mod host;
 mod install;
 mod instance;
+mod library;
 mod preinit;
 pub mod python_imports;
 mod registry;
@@ -15,6 +16,7 @@ mod runtime;
 pub use cache::Cache;
 pub use install::{Candidate, Installed, stage_candidate};
 pub use instance::ExecState;
+pub use library::EngineLibrary;
 pub use registry::{
     ConformanceRecord, EngineDescription, EngineEntry, EngineLock, EngineRegistry, LOCK_FILE,
     LoadTiming, LockedEngine,

@@ -17,6 +17,7 @@ use wasmtime::component::Component;
 use super::bindings::ScriptEnginePre;
 use super::cache::Cache;
 use super::instance::ExecState;
+use super::library::EngineLibrary;
 use super::preinit;
 use super::runtime::Runtime;
 use crate::datadir::DataDir;
@@ -52,6 +53,8 @@ pub struct EngineEntry {
     pub packages: Vec<String>,
     /// Its result on the conformance kit when `engines add` registered it (from its lock).
     pub conformance: Option<ConformanceRecord>,
+    /// The files it reads at run time, mounted read-only in every run (from its lock).
+    pub library: Option<EngineLibrary>,
     /// Its description: its own `describe()` answer once it has been loaded, until then what
     /// its lock says.
     pub description: EngineDescription,
@@ -198,6 +201,11 @@ impl EngineRegistry {
                 pinned.sha256
             )));
         }
+        let library = pinned
+            .library
+            .as_ref()
+            .map(|library| super::library::verify(&self.cache, dir, library))
+            .transpose()?;
         let info_path = self.cache.info_path(&sha256);
         let cached = fs::read(&info_path)
             .ok()
@@ -207,6 +215,7 @@ impl EngineRegistry {
             sha256,
             packages: pinned.packages.clone().unwrap_or_default(),
             conformance: pinned.conformance.clone(),
+            library,
             description: match (cached, &pinned.id, &pinned.extensions) {
                 (Some(description), Some(id), _) if description.id != *id => {
                     return Err(Error::engine_unavailable(format!(
@@ -249,6 +258,11 @@ impl EngineRegistry {
             .ok_or_else(|| {
                 Error::engine_unavailable(format!("{} was never described", entry.path.display()))
             })
+    }
+
+    /// The unpacked tree of an engine's library, which its runs mount.
+    pub fn library_tree(&self, library: &EngineLibrary) -> Result<PathBuf> {
+        self.cache.library_tree(library)
     }
 
     /// The verified engines.
@@ -457,6 +471,7 @@ mod tests {
             sha256: "0".repeat(64),
             packages: packages.iter().map(|p| p.to_string()).collect(),
             conformance: None,
+            library: None,
             description: EngineDescription {
                 id: id.into(),
                 language: "python".into(),

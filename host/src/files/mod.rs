@@ -12,6 +12,7 @@ mod provenance;
 mod publish;
 pub mod published;
 mod quota;
+mod root;
 mod staging;
 
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ pub use publish::{
     publish, stage, stage_empty,
 };
 pub use quota::{DiskFull, DiskQuota, TooManyOpen};
+pub use root::root_folder;
 
 use crate::error::{Error, ErrorCode};
 

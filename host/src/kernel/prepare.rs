@@ -229,6 +229,16 @@ async fn guest(
         check_inputs(expected, &inputs)?;
     }
     let taped = taped::prepare(kernel, request)?;
+    let library = match &facts.entry.library {
+        Some(library) => Some((kernel.registry.library_tree(library)?, library)),
+        None => None,
+    };
+    let mut mount_points = vec!["/input", "/output", "/work"];
+    mount_points.extend(library.as_ref().map(|(_, library)| library.mount.as_str()));
+    if mounts.is_some() {
+        mount_points.push(crate::packages::MOUNT_POINT);
+    }
+    let root = files::root_folder(&kernel.data_dir.root().join("roots"), &mount_points)?;
     let (store, observers) = sandbox::build_store(
         &pre,
         SandboxSpec {
@@ -239,6 +249,10 @@ async fn guest(
             snapshot: taped.snapshot,
             job: &job,
             packages: mounts.as_ref(),
+            library: library
+                .as_ref()
+                .map(|(tree, library)| (tree.as_path(), library.mount.as_str())),
+            root: &root,
             events: Some(facts.events.clone()),
             deck: taped.deck.clone(),
             insecure_seed: taped.insecure_seed,

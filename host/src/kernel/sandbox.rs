@@ -44,6 +44,10 @@ pub struct SandboxSpec<'a> {
     pub job: &'a JobDir,
     /// Locked Python packages, mounted read-only.
     pub packages: Option<&'a Mounts>,
+    /// The engine's library (its unpacked tree and where it goes), mounted read-only.
+    pub library: Option<(&'a std::path::Path, &'a str)>,
+    /// The folder mounted read-only at `/`, listing the mount points ([`crate::files::root_folder`]).
+    pub root: &'a std::path::Path,
     pub events: Option<EventSink>,
     /// Records the clocks, random bytes and tool answers, or plays them from a tape.
     pub deck: Deck,
@@ -84,12 +88,18 @@ pub fn build_store(
         .secure_random(TapedRng::new(spec.deck.clone(), false))
         .insecure_random(TapedRng::new(spec.deck.clone(), true))
         .insecure_random_seed(spec.insecure_seed)
+        .preopened_dir(spec.root, "/", FsPerms::ReadOnly)
+        .map_err(preopen_failed)?
         .preopened_dir(spec.job.input(), "/input", FsPerms::ReadOnly)
         .map_err(preopen_failed)?
         .preopened_dir(spec.job.output(), "/output", FsPerms::ReadWrite)
         .map_err(preopen_failed)?
         .preopened_dir(spec.job.work(), "/work", FsPerms::ReadWrite)
         .map_err(preopen_failed)?;
+    if let Some((tree, mount)) = spec.library {
+        wasi.preopened_dir(tree, mount, FsPerms::ReadOnly)
+            .map_err(preopen_failed)?;
+    }
     if let Some(mounts) = spec.packages {
         wasi.preopened_dir(&mounts.index_dir, MOUNT_POINT, FsPerms::ReadOnly)
             .map_err(preopen_failed)?;

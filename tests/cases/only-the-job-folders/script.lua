@@ -1,5 +1,5 @@
 -- Lua has no directory listing: a folder is seen by opening it (reading it then fails with
--- EISDIR, 21), and the root cannot even be opened.
+-- EISDIR, 21); the root, a read-only folder of the mount points, opens too.
 local function is_dir(path)
   local f = io.open(path)
   if f == nil then return false end

@@ -1,0 +1,101 @@
+//! Python's whole standard library at run time (issue 43): every module of `Lib/` that WASI can
+//! run imports in both profiles, whether or not the engine's snapshot imported it, with its
+//! source for tracebacks and `inspect`; the process clock, `/` and `sysconfig` as natively; and
+//! an import that cannot work names the real reason.
+
+use serde_json::{Value, json};
+
+use crate::util::{NO_ARGS, Sandbox};
+
+#[track_caller]
+fn value_of(sandbox: &Sandbox, source: &str, args: &[&str]) -> Value {
+    sandbox.run_py(source, args).assert_succeeded()["value"].clone()
+}
+
+/// Modules the snapshot does not hold (none of them is in `components/python/preload.py`).
+const NOT_SNAPSHOTTED: &str = "_strptime py_compile _pyio pydoc _pylong cProfile profile pstats \
+                               mailbox netrc symtable zipapp";
+
+#[test]
+fn modules_the_snapshot_did_not_import_import_in_both_profiles() {
+    let sandbox = Sandbox::new();
+    let script = format!(
+        "import importlib, sys, datetime, forge\n\
+         missing = [m for m in {NOT_SNAPSHOTTED:?}.split() if m not in sys.modules]\n\
+         for m in missing:\n    importlib.import_module(m)\n\
+         when = datetime.datetime.strptime('04/12/2026 13:45', '%d/%m/%Y %H:%M')\n\
+         forge.result({{'missing_before': len(missing), 'when': when.isoformat()}})\n"
+    );
+    for engine in ["python-cpython", "python-science"] {
+        let value = value_of(&sandbox, &script, &["--engine", engine]);
+        assert_eq!(value["when"], "2026-12-04T13:45:00", "{engine}");
+        assert!(
+            value["missing_before"].as_u64() > Some(0),
+            "{engine}: the test must import modules the snapshot lacks: {value}"
+        );
+    }
+}
+
+#[test]
+fn the_library_has_its_source_and_imports_afresh() {
+    let sandbox = Sandbox::new();
+    let value = value_of(
+        &sandbox,
+        "import importlib, inspect, json, sys, traceback, forge\n\
+         source = inspect.getsource(json.dumps)\n\
+         old = sys.modules.pop('json')\n\
+         fresh = importlib.import_module('json')\n\
+         try:\n    json.loads('{bad')\nexcept ValueError:\n    stack = traceback.format_exc()\n\
+         forge.result({'source': source.splitlines()[0], 'fresh': fresh is not old,\n\
+                       'same': fresh.dumps([1]) == old.dumps([1]), 'file': fresh.__file__,\n\
+                       'line_shown': 'return _default_decoder.decode(s)' in stack})\n",
+        NO_ARGS,
+    );
+    assert_eq!(
+        value,
+        json!({"source": "def dumps(obj, *, skipkeys=False, ensure_ascii=True, check_circular=True,",
+               "fresh": true, "same": true, "file": "/python/json/__init__.py", "line_shown": true})
+    );
+}
+
+#[test]
+fn process_time_counts_from_the_runs_start_and_root_lists_the_mounts() {
+    let sandbox = Sandbox::new();
+    let value = value_of(
+        &sandbox,
+        "import os, time, shlex, sysconfig, forge\nfrom pathlib import Path\n\
+         first = time.process_time()\nsum(range(200000))\nsecond = time.process_time()\n\
+         ns = time.clock_gettime_ns(time.CLOCK_PROCESS_CPUTIME_ID) if hasattr(time, 'CLOCK_PROCESS_CPUTIME_ID') else 0\n\
+         try:\n    open('/made-up', 'w')\n    wrote = 'written'\nexcept OSError as e:\n    wrote = type(e).__name__\n\
+         forge.result({'from_zero': 0 <= first < 5 and first <= second and ns >= 0,\n\
+                       'root': sorted(os.listdir('/')), 'is_dir': Path('/').is_dir(), 'wrote': wrote,\n\
+                       'config_args': shlex.split(sysconfig.get_config_var('CONFIG_ARGS'))[0]})\n",
+        NO_ARGS,
+    );
+    assert_eq!(
+        value,
+        json!({"from_zero": true, "root": ["input", "output", "python", "work"], "is_dir": true,
+               "wrote": "PermissionError", "config_args": "-C"})
+    );
+}
+
+#[test]
+fn an_import_that_cannot_work_names_the_reason() {
+    let sandbox = Sandbox::new();
+    for (module, reason) in [
+        ("tkinter", "left out of this engine: it needs Tk"),
+        (
+            "ctypes",
+            "`_ctypes` is not part of CPython's build for WASI",
+        ),
+        ("ssl", "`_ssl` is not part of CPython's build for WASI"),
+    ] {
+        let run = sandbox.run_py(&format!("import {module}\n"), NO_ARGS);
+        assert_eq!(run.error_code(), "PACKAGE_UNAVAILABLE", "{}", run.stdout());
+        let message = run.report()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(reason), "{module}: {message}");
+    }
+}
