@@ -82,6 +82,76 @@ forge.result({"work": work, "work_error": work_error, "out_error": out_error,
 }
 
 #[test]
+fn a_sparse_file_is_charged_for_the_blocks_it_was_written_in() {
+    let sandbox = Sandbox::new();
+    let script = r#"
+import errno, os, forge
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+def sparse():
+    with open("/work/sparse.bin", "wb") as f:
+        f.seek(100 << 20)
+        f.write(b"x" * 10)
+def grow():
+    with open("/work/sparse.bin", "r+b") as f:
+        f.truncate(1 << 30)
+def too_much_far_away():
+    with open("/work/far.bin", "wb") as f:
+        f.seek(50 << 20)
+        f.write(b"y" * (2 << 20))
+def pwrite_too_much():
+    fd = os.open("/work/p.bin", os.O_WRONLY | os.O_CREAT)
+    try:
+        os.pwrite(fd, b"z" * (2 << 20), 10 << 20)
+    finally:
+        os.close(fd)
+chunk = b"d" * (64 * 1024)
+dense = 0
+def fill():
+    global dense
+    with open("/work/dense.bin", "wb") as f:
+        while True:
+            f.write(chunk)
+            f.flush()
+            dense += len(chunk)
+result = {"sparse": attempt(sparse), "grow": attempt(grow),
+          "size": os.stat("/work/sparse.bin").st_size,
+          "far": attempt(too_much_far_away), "pwrite": attempt(pwrite_too_much)}
+# What the refused writes left behind goes back.
+os.remove("/work/far.bin")
+os.remove("/work/p.bin")
+result["fill"] = attempt(fill)
+result["dense"] = dense
+forge.result(result)
+"#;
+    let report = sandbox
+        .run_py(script, &["--max-disk", "1MiB"])
+        .assert_succeeded();
+    let value = &report["value"];
+    assert_eq!(value["sparse"], "ok", "a far seek holds one block: {value}");
+    assert_eq!(value["grow"], "ok", "a hole holds nothing: {value}");
+    assert_eq!(value["size"], 1u64 << 30, "{value}");
+    assert_eq!(value["pwrite"], "ENOSPC", "{value}");
+    // wasi-libc reports any failed write of an output stream as EIO (SECURITY.md).
+    for refused in ["far", "fill"] {
+        assert!(
+            value[refused] == "ENOSPC" || value[refused] == "EIO",
+            "{refused}: {value}"
+        );
+    }
+    // The sparse file holds one 4 KiB block; the rest of the MiB is the dense file's.
+    let dense = value["dense"].as_u64().unwrap_or(0);
+    assert!(
+        ((1 << 20) - 128 * 1024..(1 << 20)).contains(&dense),
+        "{value}"
+    );
+}
+
+#[test]
 fn a_run_that_fails_after_a_refused_write_is_disk_limit() {
     let sandbox = Sandbox::new();
     let run = sandbox.run_py(

@@ -4,6 +4,7 @@
 //! beside it, and the disk quota of `/work` and `/output`.
 
 mod copy;
+mod held;
 mod inputs;
 mod job;
 pub mod mime;
@@ -25,6 +26,7 @@ pub use publish::{
     MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, check_output_path,
     publish, stage, stage_empty,
 };
+pub use held::{FileKey, Held, HeldBlocks};
 pub use quota::{DiskFull, DiskQuota, TooManyOpen};
 pub use root::root_folder;
 

@@ -1,11 +1,14 @@
 //! The disk quota of one execution: the bytes it holds in `/work` and `/output` together
-//! (`--max-disk`), and the files and folders it holds open (`--max-open-files`). The WASI
-//! filesystem adapter (`engines/host/filesystem.rs`) asks it before every write that would grow a
-//! file, and gives bytes back when a file is truncated, replaced or deleted; a refused write fails
-//! in the guest with "no space left on device". It counts every descriptor the guest opens,
-//! because each is one of the host process's own, shared by every run.
+//! (`--max-disk`; a sparse file counts the blocks it was written in, `held.rs`), and the files
+//! and folders it holds open (`--max-open-files`). The WASI filesystem adapter
+//! (`engines/host/filesystem.rs`) asks it before every write that would grow what a file holds,
+//! and gives bytes back when a file is truncated, replaced or deleted; a refused write fails in
+//! the guest with "no space left on device". It counts every descriptor the guest opens, because
+//! each is one of the host process's own, shared by every run.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use super::held::HeldBlocks;
 
 /// The bytes a run may hold, and holds; the descriptors it may hold open, and holds.
 #[derive(Debug)]
@@ -16,6 +19,7 @@ pub struct DiskQuota {
     denied: AtomicBool,
     max_open: u32,
     open: AtomicU32,
+    files: HeldBlocks,
 }
 
 /// An open the quota refused: the run already holds `max` descriptors.
@@ -46,6 +50,7 @@ impl DiskQuota {
             denied: AtomicBool::new(false),
             max_open,
             open: AtomicU32::new(0),
+            files: HeldBlocks::default(),
         }
     }
 
@@ -103,6 +108,11 @@ impl DiskQuota {
             .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |used| {
                 Some(used.saturating_sub(bytes))
             });
+    }
+
+    /// What each file the run wrote holds, which is what it is charged for.
+    pub fn files(&self) -> &HeldBlocks {
+        &self.files
     }
 
     /// Bytes held now.

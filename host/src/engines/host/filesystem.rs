@@ -20,7 +20,7 @@ use wasmtime_wasi::p2::{
 };
 
 use crate::engines::ExecState;
-use crate::files::DiskQuota;
+use crate::files::{DiskQuota, FileKey};
 
 /// `HasData` marker: the interface sees the WASI filesystem and the quota.
 pub(crate) struct QuotaFs;
@@ -50,20 +50,38 @@ impl QuotaFsView<'_> {
         Ok(HostDescriptor::stat(&mut self.fs, borrowed).await?.size)
     }
 
-    /// The size of the regular file at `path`, if there is one (symlinks are not followed).
-    async fn file_size_at(&mut self, fd: &Resource<types::Descriptor>, path: &str) -> Option<u64> {
-        let borrowed = Resource::new_borrow(fd.rep());
-        let stat = HostDescriptor::stat_at(
-            &mut self.fs,
-            borrowed,
-            types::PathFlags::empty(),
-            path.into(),
-        )
-        .await
-        .ok()?;
-        // Bytes shared with another link are not freed by removing one name.
-        (stat.type_ == types::DescriptorType::RegularFile && stat.link_count <= 1)
-            .then_some(stat.size)
+    /// The host's identity of the file `fd`.
+    fn key(&mut self, fd: &Resource<types::Descriptor>) -> FsResult<FileKey> {
+        match self.fs.table.get(fd)? {
+            Descriptor::File(file) => Ok(key_of(&file.file.metadata().map_err(FsError::from)?)),
+            Descriptor::Dir(_) => Err(ErrorCode::IsDirectory.into()),
+        }
+    }
+
+    /// The identity and size of the regular file at `path` under the folder `fd`, if its bytes
+    /// go with this one name (symlinks are not followed; bytes shared with another link are not
+    /// freed by removing one name).
+    fn only_name_at(&mut self, fd: &Resource<types::Descriptor>, path: &str) -> Option<(FileKey, u64)> {
+        let Ok(Descriptor::Dir(dir)) = self.fs.table.get(fd) else {
+            return None;
+        };
+        let dir = cap_std::fs::Dir::from_std_file(dir.dir.try_clone().ok()?);
+        let meta = dir.symlink_metadata(path).ok()?;
+        use cap_std::fs::MetadataExt as _;
+        (meta.is_file() && meta.nlink() <= 1).then(|| {
+            let key = FileKey {
+                device: meta.dev(),
+                inode: meta.ino(),
+            };
+            (key, meta.len())
+        })
+    }
+
+    /// Gives back what the file at `gone` held (after its last name went away).
+    fn release_file(&self, gone: Option<(FileKey, u64)>) {
+        if let Some((key, size)) = gone {
+            self.quota.release(self.quota.files().forget(key, size));
+        }
     }
 
     fn grow(&self, bytes: u64) -> FsResult<()> {
@@ -83,10 +101,12 @@ impl QuotaFsView<'_> {
             Descriptor::File(file) => file.file.clone(),
             Descriptor::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
         };
+        let key = key_of(&file.metadata().map_err(FsError::from)?);
         let inner = self.fs.table.delete(stream)?;
         let metered: DynOutputStream = Box::new(MeteredStream {
             inner,
             file,
+            key,
             position,
             written_end: 0,
             quota: self.quota.clone(),
@@ -116,12 +136,15 @@ impl HostDescriptor for QuotaFsView<'_> {
         offset: types::Filesize,
     ) -> FsResult<types::Filesize> {
         let size = self.size(&fd).await?;
-        let end = offset.saturating_add(buf.len() as u64);
-        let growth = end.saturating_sub(size);
+        let key = self.key(&fd)?;
+        let files = self.quota.files();
+        let growth = files
+            .before_write(key, size, offset, buf.len() as u64)
+            .growth();
         self.grow(growth)?;
         match HostDescriptor::write(&mut self.fs, fd, buf, offset).await {
             Ok(written) => {
-                let grown = offset.saturating_add(written).saturating_sub(size);
+                let grown = self.quota.files().wrote(key, size, offset, written).growth();
                 self.quota.release(growth.saturating_sub(grown));
                 Ok(written)
             }
@@ -138,18 +161,17 @@ impl HostDescriptor for QuotaFsView<'_> {
         size: types::Filesize,
     ) -> FsResult<()> {
         let before = self.size(&fd).await?;
-        if size > before {
-            self.grow(size - before)?;
-            let outcome = HostDescriptor::set_size(&mut self.fs, fd, size).await;
-            if outcome.is_err() {
-                self.quota.release(size - before);
-            }
-            outcome
-        } else {
-            HostDescriptor::set_size(&mut self.fs, fd, size).await?;
-            self.quota.release(before - size);
-            Ok(())
+        let key = self.key(&fd)?;
+        // Growing a file adds a hole, which holds nothing, but may complete its last block.
+        let growth = self.quota.files().before_resize(key, before, size).growth();
+        self.grow(growth)?;
+        if let Err(error) = HostDescriptor::set_size(&mut self.fs, fd, size).await {
+            self.quota.release(growth);
+            return Err(error);
         }
+        let held = self.quota.files().resized(key, before, size);
+        self.quota.release(held.freed() + growth.saturating_sub(held.growth()));
+        Ok(())
     }
 
     fn write_via_stream(
@@ -180,7 +202,7 @@ impl HostDescriptor for QuotaFsView<'_> {
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<types::Descriptor>> {
         let truncated = if oflags.contains(types::OpenFlags::TRUNCATE) {
-            self.file_size_at(&fd, &path).await
+            self.only_name_at(&fd, &path)
         } else {
             None
         };
@@ -192,9 +214,7 @@ impl HostDescriptor for QuotaFsView<'_> {
         let opened = HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
             .await
             .inspect_err(|_| self.quota.close())?;
-        if let Some(bytes) = truncated {
-            self.quota.release(bytes);
-        }
+        self.release_file(truncated);
         Ok(opened)
     }
 
@@ -203,11 +223,9 @@ impl HostDescriptor for QuotaFsView<'_> {
         fd: Resource<types::Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        let freed = self.file_size_at(&fd, &path).await;
+        let gone = self.only_name_at(&fd, &path);
         HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await?;
-        if let Some(bytes) = freed {
-            self.quota.release(bytes);
-        }
+        self.release_file(gone);
         Ok(())
     }
 
@@ -219,11 +237,9 @@ impl HostDescriptor for QuotaFsView<'_> {
         new_path: String,
     ) -> FsResult<()> {
         // A rename onto a file replaces it: its bytes are freed.
-        let replaced = self.file_size_at(&new_fd, &new_path).await;
+        let replaced = self.only_name_at(&new_fd, &new_path);
         HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await?;
-        if let Some(bytes) = replaced {
-            self.quota.release(bytes);
-        }
+        self.release_file(replaced);
         Ok(())
     }
 
@@ -411,12 +427,22 @@ impl HostDirectoryEntryStream for QuotaFsView<'_> {
     }
 }
 
+/// The identity of the file whose metadata is `meta`.
+fn key_of(meta: &std::fs::Metadata) -> FileKey {
+    use std::os::unix::fs::MetadataExt as _;
+    FileKey {
+        device: meta.dev(),
+        inode: meta.ino(),
+    }
+}
+
 /// A file's output stream behind the quota: each write that would grow the file is counted
 /// before it is handed on.
 struct MeteredStream {
     inner: DynOutputStream,
     file: Arc<std::fs::File>,
-    /// Where the next byte goes; `None` for an append stream (every byte grows the file).
+    key: FileKey,
+    /// Where the next byte goes; `None` for an append stream (every byte goes at the end).
     position: Option<u64>,
     /// The end of what this stream wrote (its writes may not have reached the file yet).
     written_end: u64,
@@ -440,29 +466,27 @@ impl Pollable for MeteredStream {
 impl OutputStream for MeteredStream {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
         let len = bytes.len() as u64;
-        let (growth, end) = match self.position {
-            None => (len, None),
-            Some(position) => {
-                let size = self
-                    .file
-                    .metadata()
-                    .map(|m| m.len())
-                    .unwrap_or(0)
-                    .max(self.written_end);
-                let end = position.saturating_add(len);
-                (end.saturating_sub(size), Some(end))
-            }
-        };
+        // Earlier writes of this stream may not have reached the file yet.
+        let size = self
+            .file
+            .metadata()
+            .map(|m| m.len())
+            .unwrap_or(0)
+            .max(self.written_end);
+        let offset = self.position.unwrap_or(size);
+        let files = self.quota.files();
+        let growth = files.before_write(self.key, size, offset, len).growth();
         if self.quota.grow(growth).is_err() {
             return Err(Self::no_space());
         }
-        if let Some(end) = end {
-            self.position = Some(end);
-            self.written_end = self.written_end.max(end);
-        }
         self.inner
             .write(bytes)
-            .inspect_err(|_| self.quota.release(growth))
+            .inspect_err(|_| self.quota.release(growth))?;
+        files.wrote(self.key, size, offset, len);
+        let end = offset.saturating_add(len);
+        self.position = self.position.map(|_| end);
+        self.written_end = self.written_end.max(end);
+        Ok(())
     }
 
     fn flush(&mut self) -> StreamResult<()> {
