@@ -152,6 +152,10 @@ async fn loading(
     let alone = data.join(format!("engine-{id}"));
     std::fs::create_dir_all(&alone)?;
     std::fs::copy(engines.join(&file), alone.join(&file))?;
+    // An engine that mounts a library (CPython's standard library) needs its zip beside it.
+    if let Some(library) = pinned["library"]["file"].as_str() {
+        std::fs::copy(engines.join(library), alone.join(library))?;
+    }
     std::fs::write(
         alone.join("engines.lock"),
         json!({ "engines": [pinned] }).to_string(),
