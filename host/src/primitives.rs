@@ -1,7 +1,7 @@
 //! Small building blocks every layer uses: sha256 digests, UTC timestamps, atomic file writes,
-//! cutting text at a character boundary, secrets that never print, and telling a loopback
-//! address from its text. It imports nothing from the crate, so any module may use
-//! it: it sits at the bottom of the layers (ARCHITECTURE.md).
+//! folders made whole or not at all, cutting text at a character boundary, secrets that never
+//! print, and telling a loopback address from its text. It imports nothing from the crate, so
+//! any module may use it: it sits at the bottom of the layers (ARCHITECTURE.md).
 
 use std::io::Write;
 use std::path::Path;
@@ -58,6 +58,39 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Makes the folder `target` whole or not at all, for caches that several processes may fill at
+/// once: `fill` writes into a fresh staging folder beside it, which is then renamed into place.
+/// If another process finished first, its folder stands (callers key `target` by its content).
+/// `io` turns a failure of the host's own file operations into the caller's error.
+pub fn make_dir_whole<E>(
+    target: &Path,
+    fill: impl FnOnce(&Path) -> Result<(), E>,
+    io: impl Fn(&'static str, &Path, std::io::Error) -> E,
+) -> Result<(), E> {
+    if target.is_dir() {
+        return Ok(());
+    }
+    let parent = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".making-")
+        .tempdir_in(parent)
+        .map_err(|e| io("cannot create", parent, e))?;
+    fill(staging.path())?;
+    match std::fs::rename(staging.path(), target) {
+        Ok(()) => {
+            // Renamed away: nothing is left for the guard to remove.
+            let _ = staging.keep();
+            Ok(())
+        }
+        Err(_) if target.is_dir() => Ok(()),
+        Err(e) => Err(io("cannot move into place", target, e)),
+    }
 }
 
 /// The longest prefix of `text` that is at most `max_bytes` long and ends on a character
@@ -166,6 +199,21 @@ mod tests {
         assert_eq!(utc_timestamp(t), "2026-11-30T16:24:05.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(utc_timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_folder_is_made_whole_or_not_at_all() {
+        let parent = tempfile::tempdir().expect("dir");
+        let target = parent.path().join("made");
+        let io = |_: &'static str, _: &Path, e: std::io::Error| e.to_string();
+        let failed = make_dir_whole(&target, |_| Err("half-way".to_string()), io);
+        assert_eq!(failed, Err("half-way".to_string()));
+        assert_eq!(std::fs::read_dir(parent.path()).expect("list").count(), 0);
+        let fill = |dir: &Path| std::fs::write(dir.join("a"), b"1").map_err(|e| e.to_string());
+        make_dir_whole(&target, fill, io).expect("made");
+        assert_eq!(std::fs::read(target.join("a")).expect("file"), b"1");
+        make_dir_whole(&target, |_| Err("not called".to_string()), io).expect("already there");
+        assert_eq!(std::fs::read_dir(parent.path()).expect("list").count(), 1);
     }
 
     #[test]

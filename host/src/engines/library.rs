@@ -22,8 +22,11 @@ pub struct EngineLibrary {
     pub mount: String,
 }
 
-/// Guest paths a library may not take: the run's own folders.
-const RESERVED: [&str; 5] = ["/", "/input", "/output", "/work", "/packages"];
+/// Whether a library may not take the guest path `mount`: it is the run's root or one of its
+/// own folders.
+fn reserved(mount: &str) -> bool {
+    mount == "/" || mount == crate::packages::MOUNT_POINT || crate::files::JOB_MOUNTS.contains(&mount)
+}
 
 /// Checks a lock's `library` against the files of `dir`.
 pub fn verify(
@@ -41,11 +44,12 @@ pub fn verify(
         && mount
             .components()
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
-    if !plain || RESERVED.contains(&pinned.mount.as_str()) {
+    if !plain || reserved(&pinned.mount) {
         return Err(bad(format!(
-            "library mount `{}` must be one folder under `/`, not {}",
+            "library mount `{}` must be one folder under `/`, not the run's own ({} {})",
             pinned.mount,
-            RESERVED.join(" ")
+            crate::files::JOB_MOUNTS.join(" "),
+            crate::packages::MOUNT_POINT
         )));
     }
     let zip = dir.join(&pinned.file);
@@ -67,32 +71,14 @@ impl Cache {
     /// The unpacked tree of `library`, unpacked now if it is not yet.
     pub fn library_tree(&self, library: &EngineLibrary) -> Result<PathBuf> {
         let tree = self.root().join("libraries").join(&library.sha256);
-        if tree.is_dir() {
-            return Ok(tree);
-        }
-        let parent = self.root().join("libraries");
-        let failed = |what: &'static str, path: &Path, source: std::io::Error| {
+        let io = |what: &'static str, path: &Path, source: std::io::Error| {
             Error::from_source(
                 ErrorCode::EngineUnavailable,
                 FileError::new(what, path, source),
             )
         };
-        fs::create_dir_all(&parent).map_err(|e| failed("cannot create", &parent, e))?;
-        let staging = tempfile::Builder::new()
-            .prefix(".unpacking-")
-            .tempdir_in(&parent)
-            .map_err(|e| failed("cannot create", &parent, e))?;
-        unpack(&library.zip, staging.path())?;
-        // Another process may have finished first: its tree is the same bytes.
-        match fs::rename(staging.path(), &tree) {
-            Ok(()) => {
-                // Renamed away: nothing left for the guard to remove.
-                let _ = staging.keep();
-                Ok(tree)
-            }
-            Err(_) if tree.is_dir() => Ok(tree),
-            Err(e) => Err(failed("cannot move into place", &tree, e)),
-        }
+        crate::primitives::make_dir_whole(&tree, |staging| unpack(&library.zip, staging), io)?;
+        Ok(tree)
     }
 }
 

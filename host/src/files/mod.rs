@@ -32,6 +32,9 @@ pub use root::root_folder;
 
 use crate::error::{Error, ErrorCode};
 
+/// The guest paths of the job folders every run is given, in the order they are mounted.
+pub const JOB_MOUNTS: [&str; 3] = ["/input", "/output", "/work"];
+
 /// A file operation of the host that failed (not the caller's input: that is `INVALID_INPUT`).
 #[derive(Debug, thiserror::Error)]
 #[error("{action} {}", path.display())]

@@ -23,28 +23,15 @@ pub fn root_folder(parent: &Path, mounts: &[&str]) -> Result<PathBuf> {
     names.sort_unstable();
     names.dedup();
     let folder = parent.join(names.join("+"));
-    if folder.is_dir() {
-        return Ok(folder);
-    }
-    let failed = |path: &Path, e: std::io::Error| FileError::new("cannot create", path, e);
-    fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".making-")
-        .tempdir_in(parent)
-        .map_err(|e| failed(parent, e))?;
-    for name in &names {
-        let dir = staging.path().join(name);
-        fs::create_dir(&dir).map_err(|e| failed(&dir, e))?;
-    }
-    // Another run may have made it first: the same empty folders.
-    match fs::rename(staging.path(), &folder) {
-        Ok(()) => {
-            let _ = staging.keep();
-            Ok(folder)
-        }
-        Err(_) if folder.is_dir() => Ok(folder),
-        Err(e) => Err(failed(&folder, e).into()),
-    }
+    let io = |what: &'static str, path: &Path, e: std::io::Error| FileError::new(what, path, e);
+    let fill = |staging: &Path| {
+        names.iter().try_for_each(|name| {
+            let dir = staging.join(name);
+            fs::create_dir(&dir).map_err(|e| io("cannot create", &dir, e))
+        })
+    };
+    crate::primitives::make_dir_whole(&folder, fill, io)?;
+    Ok(folder)
 }
 
 #[cfg(test)]

@@ -233,7 +233,7 @@ async fn guest(
         Some(library) => Some((kernel.registry.library_tree(library)?, library)),
         None => None,
     };
-    let mut mount_points = vec!["/input", "/output", "/work"];
+    let mut mount_points = files::JOB_MOUNTS.to_vec();
     mount_points.extend(library.as_ref().map(|(_, library)| library.mount.as_str()));
     if mounts.is_some() {
         mount_points.push(crate::packages::MOUNT_POINT);
