@@ -3,13 +3,14 @@
 //! reading its client. A line over the bound is never held whole: what arrived of it is
 //! dropped, the rest skipped as it arrives, and the caller decides what the reader sees in its
 //! place, usually a message under the id the oversized one carried, so the other side hears why.
+//! Writing, [`WrittenLines`] tells the id of each message once it is out.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::LazyLock;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Bytes of an oversized line kept at each end, where a JSON-RPC message's id is.
 const KEPT_ENDS: usize = 512;
@@ -28,25 +29,31 @@ pub struct Oversized<'a> {
 }
 
 impl Oversized<'_> {
-    /// The message's id, when it is at the start (`{"jsonrpc":"2.0","id":…`, as most SDKs
-    /// write it) or at the end (`…,"id":…}`, as the TypeScript SDK writes responses).
+    /// The message's id (see [`message_id`]).
     pub fn id(&self) -> Option<serde_json::Value> {
-        static HEAD: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-            regex::bytes::Regex::new(
-                r#"^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,"#,
-            )
-            .expect("a valid pattern")
-        });
-        static TAIL: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-            regex::bytes::Regex::new(r#"[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$"#)
-                .expect("a valid pattern")
-        });
-        let id = HEAD
-            .captures(self.head)
-            .or_else(|| TAIL.captures(self.tail))
-            .and_then(|c| c.get(1))?;
-        serde_json::from_slice(id.as_bytes()).ok()
+        message_id(self.head, self.tail)
     }
+}
+
+/// A JSON-RPC message's id, from the first and last bytes of its line: when it is at the start
+/// (`{"jsonrpc":"2.0","id":…`, as most SDKs write it) or at the end (`…,"id":…}`, as the
+/// TypeScript SDK writes responses).
+pub fn message_id(head: &[u8], tail: &[u8]) -> Option<serde_json::Value> {
+    static HEAD: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r#"^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,"#,
+        )
+        .expect("a valid pattern")
+    });
+    static TAIL: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(r#"[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$"#)
+            .expect("a valid pattern")
+    });
+    let id = HEAD
+        .captures(head)
+        .or_else(|| TAIL.captures(tail))
+        .and_then(|c| c.get(1))?;
+    serde_json::from_slice(id.as_bytes()).ok()
 }
 
 /// What the reader sees in place of an oversized line: a whole line (ending in `\n`), or
@@ -198,6 +205,73 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
     }
 }
 
+/// Hears the id of each whole message written through ([`message_id`]; `None` for a line
+/// without one).
+pub type OnWritten = Box<dyn FnMut(Option<serde_json::Value>) + Send>;
+
+/// `inner`, telling `on_written` the id of each line's message once its newline is written: a
+/// server can then count a call until its answer is out, not only until the SDK took it, and
+/// stop reading while a client that does not read lets answers pile up.
+pub struct WrittenLines<W> {
+    inner: W,
+    on_written: OnWritten,
+    /// The first bytes of the line being written, and its last ones.
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+}
+
+impl<W> WrittenLines<W> {
+    /// `inner`, with `on_written` told of each message written through.
+    pub fn new(inner: W, on_written: OnWritten) -> Self {
+        WrittenLines {
+            inner,
+            on_written,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+        }
+    }
+
+    fn heard(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let newline = bytes.iter().position(|b| *b == b'\n');
+            let (chunk, rest) = bytes.split_at(newline.map_or(bytes.len(), |i| i + 1));
+            bytes = rest;
+            let body = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+            let room = KEPT_ENDS.saturating_sub(self.head.len());
+            self.head.extend_from_slice(&body[..body.len().min(room)]);
+            self.tail.extend(body.iter().copied());
+            let excess = self.tail.len().saturating_sub(KEPT_ENDS);
+            self.tail.drain(..excess);
+            if newline.is_some() {
+                let tail: Vec<u8> = self.tail.drain(..).collect();
+                (self.on_written)(message_id(&self.head, &tail));
+                self.head.clear();
+            }
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for WrittenLines<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        let written = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        this.heard(&buf[..written]);
+        Poll::Ready(Ok(written))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +311,35 @@ mod tests {
         assert_eq!(reply["id"], "call-7");
         assert_eq!(reply["size"], input.len() - 10);
         assert_eq!(lines[1], "{\"id\":8}");
+    }
+
+    #[tokio::test]
+    async fn each_message_written_is_told_by_its_id_once_its_newline_is_out() {
+        use tokio::io::AsyncWriteExt;
+        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = heard.clone();
+        let on_written: OnWritten = Box::new(move |id| into.lock().expect("lock").push(id));
+        let mut out = WrittenLines::new(Vec::new(), on_written);
+        let long = "x".repeat(10_000);
+        out.write_all(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+            .await
+            .expect("write");
+        assert!(heard.lock().expect("lock").is_empty(), "no newline yet");
+        out.write_all(b"\n").await.expect("write");
+        let second = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"result\":\"{long}\"}}\n");
+        out.write_all(second.as_bytes()).await.expect("write");
+        out.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n")
+            .await
+            .expect("write");
+        assert_eq!(
+            *heard.lock().expect("lock"),
+            [
+                Some(serde_json::json!(1)),
+                Some(serde_json::json!("b")),
+                None
+            ]
+        );
+        assert_eq!(out.inner.len(), 37 + second.len() + 31);
     }
 
     #[test]

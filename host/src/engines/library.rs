@@ -25,7 +25,9 @@ pub struct EngineLibrary {
 /// Whether a library may not take the guest path `mount`: it is the run's root or one of its
 /// own folders.
 fn reserved(mount: &str) -> bool {
-    mount == "/" || mount == crate::packages::MOUNT_POINT || crate::files::JOB_MOUNTS.contains(&mount)
+    mount == "/"
+        || mount == crate::packages::MOUNT_POINT
+        || crate::files::JOB_MOUNTS.contains(&mount)
 }
 
 /// Checks a lock's `library` against the files of `dir`.

@@ -99,7 +99,10 @@ impl HeldBlocks {
     /// Forgets the file `key`, `size` long (its last name is gone, or it was emptied) and says
     /// what it held.
     pub fn forget(&self, key: FileKey, size: u64) -> u64 {
-        let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut files = self
+            .files
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         files.remove(&key).map_or(size, |mut extents| {
             extents.resize(size);
             extents.held()
@@ -107,7 +110,10 @@ impl HeldBlocks {
     }
 
     fn with<T>(&self, key: FileKey, size: u64, f: impl FnOnce(&mut Extents) -> T) -> T {
-        let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut files = self
+            .files
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let extents = files.entry(key).or_insert_with(|| Extents::dense(size));
         // Another descriptor (an append stream) may have grown it since: the host's length wins.
         extents.size = size;
@@ -276,7 +282,13 @@ mod tests {
     fn a_file_written_from_the_start_holds_its_length() {
         let held = HeldBlocks::default();
         assert_eq!(held.before_write(KEY, 0, 0, 100).after, 100);
-        assert_eq!(held.wrote(KEY, 0, 0, 100), Held { before: 0, after: 100 });
+        assert_eq!(
+            held.wrote(KEY, 0, 0, 100),
+            Held {
+                before: 0,
+                after: 100
+            }
+        );
         assert_eq!(held.wrote(KEY, 100, 100, 10_000).after, 10_100);
         assert_eq!(held.wrote(KEY, 10_100, 0, 10).growth(), 0, "an overwrite");
         assert_eq!(held.forget(KEY, 10_100), 10_100);
@@ -287,7 +299,13 @@ mod tests {
         let held = HeldBlocks::default();
         let far = 5 << 20;
         let preview = held.before_write(KEY, 0, far, 1);
-        assert_eq!(preview, Held { before: 0, after: 1 });
+        assert_eq!(
+            preview,
+            Held {
+                before: 0,
+                after: 1
+            }
+        );
         assert_eq!(held.wrote(KEY, 0, far, 1), preview);
         // A block in the middle, then the start.
         assert_eq!(held.wrote(KEY, far + 1, 8192, 10).after, 1 + BLOCK);
@@ -302,7 +320,10 @@ mod tests {
     #[test]
     fn a_file_not_written_yet_holds_its_length_and_runs_merge() {
         let held = HeldBlocks::default();
-        assert_eq!(held.wrote(KEY, 3 * BLOCK, 10 * BLOCK, 1).after, 3 * BLOCK + 1);
+        assert_eq!(
+            held.wrote(KEY, 3 * BLOCK, 10 * BLOCK, 1).after,
+            3 * BLOCK + 1
+        );
         for block in [5, 7, 6, 4] {
             held.wrote(KEY, 10 * BLOCK + 1, block * BLOCK, BLOCK);
         }

@@ -18,6 +18,7 @@ mod staging;
 
 use std::path::PathBuf;
 
+pub use held::{FileKey, Held, HeldBlocks};
 pub use inputs::{InputEntry, InputRoots, OpenedInput, open_inputs, walk_within};
 pub use job::{InputRecord, JobDir};
 pub use pool::JobPool;
@@ -26,7 +27,6 @@ pub use publish::{
     MANIFEST, OutputLimits, PROVENANCE, PublishError, Staged, check_destination, check_output_path,
     publish, stage, stage_empty,
 };
-pub use held::{FileKey, Held, HeldBlocks};
 pub use quota::{DiskFull, DiskQuota, TooManyOpen};
 pub use root::root_folder;
 

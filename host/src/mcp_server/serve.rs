@@ -16,7 +16,7 @@ use super::http_auth::{BearerToken, require_token};
 use super::in_flight::InFlight;
 use super::tls::{PeerAddr, TlsFiles, TlsListener};
 use crate::error::{Error, ErrorCode};
-use crate::json_lines::{BoundedLines, Oversized};
+use crate::json_lines::{BoundedLines, Oversized, WrittenLines};
 
 /// The method of the request the server reads in place of a message over its bound; it is
 /// answered with an error, so that the client's call fails at once.
@@ -43,7 +43,10 @@ pub async fn serve_stdio(server: ForgeMcp, max_message_bytes: usize) -> Result<(
         });
         Some(format!("{request}\n").into_bytes())
     };
-    let (counting, waiting) = (server.in_flight(), server.in_flight());
+    let (counting, waiting, answered) =
+        (server.in_flight(), server.in_flight(), server.in_flight());
+    answered.hold_until_written();
+    let write = WrittenLines::new(write, Box::new(move |id| answered.written(id)));
     let read = BoundedLines::new(read, max_message_bytes, Box::new(stand_in))
         .on_line(Box::new(move |line: &[u8]| counting.read_line(line)))
         .pause_while(Box::new(move |cx: &std::task::Context<'_>| {

@@ -61,7 +61,11 @@ impl QuotaFsView<'_> {
     /// The identity and size of the regular file at `path` under the folder `fd`, if its bytes
     /// go with this one name (symlinks are not followed; bytes shared with another link are not
     /// freed by removing one name).
-    fn only_name_at(&mut self, fd: &Resource<types::Descriptor>, path: &str) -> Option<(FileKey, u64)> {
+    fn only_name_at(
+        &mut self,
+        fd: &Resource<types::Descriptor>,
+        path: &str,
+    ) -> Option<(FileKey, u64)> {
         let Ok(Descriptor::Dir(dir)) = self.fs.table.get(fd) else {
             return None;
         };
@@ -144,7 +148,11 @@ impl HostDescriptor for QuotaFsView<'_> {
         self.grow(growth)?;
         match HostDescriptor::write(&mut self.fs, fd, buf, offset).await {
             Ok(written) => {
-                let grown = self.quota.files().wrote(key, size, offset, written).growth();
+                let grown = self
+                    .quota
+                    .files()
+                    .wrote(key, size, offset, written)
+                    .growth();
                 self.quota.release(growth.saturating_sub(grown));
                 Ok(written)
             }
@@ -170,7 +178,8 @@ impl HostDescriptor for QuotaFsView<'_> {
             return Err(error);
         }
         let held = self.quota.files().resized(key, before, size);
-        self.quota.release(held.freed() + growth.saturating_sub(held.growth()));
+        self.quota
+            .release(held.freed() + growth.saturating_sub(held.growth()));
         Ok(())
     }
 
