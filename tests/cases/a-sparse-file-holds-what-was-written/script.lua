@@ -1,5 +1,5 @@
--- A file's size counts, not the blocks it holds: a write far past its end is refused (here when
--- the buffered byte is written, at close).
+-- A file holds the blocks written into it, not its size: one byte 10 GiB past its end takes one
+-- block of the quota (here when the buffered byte is written, at close).
 local f = assert(io.open("/work/sparse.bin", "wb"))
 assert(f:seek("set", 10 * 1024 * 1024 * 1024))
 local wrote = f:write("x")

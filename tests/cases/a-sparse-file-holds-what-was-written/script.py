@@ -1,5 +1,6 @@
 import forge
-# A file's size counts, not the blocks it holds: a write far past its end is refused.
+# A file holds the blocks written into it, not its size: one byte 10 GiB past its end takes one
+# block of the quota.
 try:
     with open('/work/sparse.bin', 'wb') as f:
         f.seek(10 * 1024 ** 3)
