@@ -99,3 +99,35 @@ fn an_import_that_cannot_work_names_the_reason() {
         assert!(message.contains(reason), "{module}: {message}");
     }
 }
+
+/// A descriptor that once read to the end of a file sees what another descriptor writes after,
+/// as natively: a reader of a growing file, and SQLite's second connection to a database the
+/// first one created (it used to read page 1 as empty: "file is not a database").
+#[test]
+fn a_descriptor_that_read_to_the_end_sees_later_writes() {
+    let sandbox = Sandbox::new();
+    let script = "import os, sqlite3, forge\n\
+         a = os.open('/work/grows', os.O_RDWR | os.O_CREAT)\n\
+         b = os.open('/work/grows', os.O_RDONLY)\n\
+         first = os.read(b, 10)\n\
+         os.write(a, b'hello world')\n\
+         os.lseek(b, 0, os.SEEK_SET)\n\
+         again = os.read(b, 11)\n\
+         os.write(a, b'!')\n\
+         more = os.read(b, 5)\n\
+         one = sqlite3.connect('/work/t.db')\n\
+         two = sqlite3.connect('/work/t.db')\n\
+         one.execute('create table t(x)')\n\
+         one.execute('insert into t values (1)')\n\
+         one.commit()\n\
+         rows = two.execute('select count(*) from t').fetchone()[0]\n\
+         forge.result({'first': first.decode(), 'again': again.decode(), 'more': more.decode(), 'rows': rows})\n";
+    for engine in ["python-cpython", "python-science"] {
+        let value = value_of(&sandbox, script, &["--engine", engine]);
+        assert_eq!(
+            value,
+            json!({"first": "", "again": "hello world", "more": "!", "rows": 1}),
+            "{engine}"
+        );
+    }
+}

@@ -15,8 +15,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
 };
 use wasmtime_wasi::p2::{
-    DynInputStream, DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError,
-    StreamResult,
+    DynInputStream, DynOutputStream, FsError, FsResult, InputStream, OutputStream, Pollable,
+    StreamError, StreamResult,
 };
 
 use crate::engines::ExecState;
@@ -395,7 +395,15 @@ impl HostDescriptor for QuotaFsView<'_> {
         fd: Resource<types::Descriptor>,
         offset: types::Filesize,
     ) -> FsResult<Resource<DynInputStream>> {
-        HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+        let file = match self.fs.table.get(&fd)? {
+            Descriptor::File(file) => file.file.clone(),
+            Descriptor::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
+        };
+        let stream: DynInputStream = Box::new(FileReadStream {
+            file,
+            position: offset,
+        });
+        Ok(self.fs.table.push(stream)?)
     }
 
     async fn is_same_object(
@@ -504,5 +512,49 @@ impl OutputStream for MeteredStream {
 
     fn check_write(&mut self) -> StreamResult<usize> {
         self.inner.check_write()
+    }
+}
+
+/// The most one read of a file stream allocates, whatever size the guest asks for (as
+/// wasmtime-wasi's own file stream).
+const MAX_READ: usize = 64 * 1024;
+
+/// A file's read stream that reads at its position on every call, as `read(2)` does.
+/// wasmtime-wasi's stays closed once it met the end of the file, and the WASI preview-1 adapter
+/// keeps a descriptor's stream from one `read` to the next (a seek to the same position keeps
+/// it too): a descriptor that once read to the end never saw the bytes written after it,
+/// through another descriptor. SQLite's second connection to a file read its page 1 as empty
+/// and said "file is not a database".
+struct FileReadStream {
+    file: Arc<std::fs::File>,
+    position: u64,
+}
+
+#[async_trait::async_trait]
+impl Pollable for FileReadStream {
+    async fn ready(&mut self) {}
+}
+
+#[async_trait::async_trait]
+impl InputStream for FileReadStream {
+    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
+        use std::os::unix::fs::FileExt;
+        if size == 0 {
+            return Ok(Bytes::new());
+        }
+        let mut buf = vec![0; size.min(MAX_READ)];
+        loop {
+            match self.file.read_at(&mut buf, self.position) {
+                // The end for now; a later read looks again.
+                Ok(0) => return Err(StreamError::Closed),
+                Ok(n) => {
+                    buf.truncate(n);
+                    self.position = self.position.saturating_add(n as u64);
+                    return Ok(Bytes::from(buf));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(StreamError::LastOperationFailed(e.into())),
+            }
+        }
     }
 }
