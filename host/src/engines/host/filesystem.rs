@@ -94,6 +94,14 @@ impl QuotaFsView<'_> {
             .map_err(|_| FsError::from(ErrorCode::InsufficientSpace))
     }
 
+    /// The host file behind `fd`; a directory is `is-directory` (EISDIR), as wasmtime-wasi says.
+    fn open_file(&self, fd: &Resource<types::Descriptor>) -> FsResult<Arc<std::fs::File>> {
+        match self.fs.table.get(fd)? {
+            Descriptor::File(file) => Ok(file.file.clone()),
+            Descriptor::Dir(_) => Err(ErrorCode::IsDirectory.into()),
+        }
+    }
+
     /// Wraps the stream `stream` writes to `fd` in the quota's meter.
     fn metered(
         &mut self,
@@ -101,10 +109,7 @@ impl QuotaFsView<'_> {
         stream: Resource<DynOutputStream>,
         position: Option<u64>,
     ) -> FsResult<Resource<DynOutputStream>> {
-        let file = match self.fs.table.get(fd)? {
-            Descriptor::File(file) => file.file.clone(),
-            Descriptor::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
-        };
+        let file = self.open_file(fd)?;
         let key = key_of(&file.metadata().map_err(FsError::from)?);
         let inner = self.fs.table.delete(stream)?;
         let metered: DynOutputStream = Box::new(MeteredStream {
@@ -395,10 +400,7 @@ impl HostDescriptor for QuotaFsView<'_> {
         fd: Resource<types::Descriptor>,
         offset: types::Filesize,
     ) -> FsResult<Resource<DynInputStream>> {
-        let file = match self.fs.table.get(&fd)? {
-            Descriptor::File(file) => file.file.clone(),
-            Descriptor::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
-        };
+        let file = self.open_file(&fd)?;
         let stream: DynInputStream = Box::new(FileReadStream {
             file,
             position: offset,
