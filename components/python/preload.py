@@ -6,7 +6,7 @@ module imports too, only not for free: this list is what people doing data work,
 processing and scripting import most. Each import is guarded so that a module the WASI build
 lacks (ssl, ctypes, ...; forge/stdlib_wasi.json says why) does not break the build. (`bz2` and
 `lzma` are there in both profiles: their C halves are built by
-components/python-science/compression.py.)
+components/python-science/science_build/compression.py; `_sqlite3` by its sqlite.py.)
 """
 
 import importlib
@@ -38,6 +38,26 @@ MODULES = """
 """.split()
 
 MODULES += ["_ast_unparse", "tracemalloc", "doctest"]  # ast.unparse imports the first lazily
+
+def _own_sqlite():
+    """`_sqlite3` from the path, in place of the interpreter's built-in one: the built-in SQLite
+    locks a database file for one connection at a time (WASI has no file locks, so it uses its
+    dot-file scheme), and a second connection in the same run gets `database is locked`. The
+    one built by components/python-science/science_build/sqlite.py orders every connection
+    of the run in-process, as native SQLite does inside one process. (A build without it on the
+    path keeps the built-in one; tests/cli/stdlib.rs's two-connection case fails then.)"""
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.machinery.PathFinder.find_spec("_sqlite3")
+    if spec is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["_sqlite3"] = module
+
+
+_own_sqlite()
 
 # The modules of the list this build could not import (the compression cases check it is
 # neither bz2 nor lzma).

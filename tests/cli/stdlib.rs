@@ -1,7 +1,7 @@
 //! Python's whole standard library at run time (issue 43): every module of `Lib/` that WASI can
 //! run imports in both profiles, whether or not the engine's snapshot imported it, with its
 //! source for tracebacks and `inspect`; the process clock, `/` and `sysconfig` as natively; and
-//! an import that cannot work names the real reason.
+//! an import that cannot work names the real reason; several SQLite connections to one file.
 
 use serde_json::{Value, json};
 
@@ -127,6 +127,46 @@ fn a_descriptor_that_read_to_the_end_sees_later_writes() {
         assert_eq!(
             value,
             json!({"first": "", "again": "hello world", "more": "!", "rows": 1}),
+            "{engine}"
+        );
+    }
+}
+
+/// Several connections to one SQLite file in one run answer as native SQLite does inside one
+/// process (#43 §3): a reader sees the committed rows while another connection writes, a second
+/// writer gets `database is locked` at once, and each sees the other's commits. The built-in
+/// `_sqlite3` locked the file with dot-files, so the read during the write failed too.
+#[test]
+fn sqlite_connections_to_one_file_answer_as_natively() {
+    let sandbox = Sandbox::new();
+    let script = "import sqlite3, forge\n\
+         a = sqlite3.connect('/work/t.db')\n\
+         b = sqlite3.connect('/work/t.db', timeout=0)\n\
+         a.execute('create table t(x)')\n\
+         a.execute('insert into t values (1)')\n\
+         a.commit()\n\
+         a.execute('begin')\n\
+         a.execute('insert into t values (2)')\n\
+         during = b.execute('select count(*) from t').fetchone()[0]\n\
+         try:\n    b.execute('insert into t values (3)')\n    locked = None\n\
+         except sqlite3.OperationalError as e:\n    locked = str(e)\n\
+         a.commit()\n\
+         after = b.execute('select count(*) from t').fetchone()[0]\n\
+         b.execute('insert into t values (3)')\n\
+         b.commit()\n\
+         seen = [r[0] for r in a.execute('select x from t order by x')]\n\
+         c = sqlite3.connect('/work/u.db')\n\
+         d = sqlite3.connect('/work/u.db')\n\
+         c.execute('create table t(x)')\n\
+         c.commit()\n\
+         empty = d.execute('select count(*) from t').fetchone()[0]\n\
+         forge.result({'during': during, 'locked': locked, 'after': after, 'seen': seen, 'empty': empty})\n";
+    // native CPython with SQLite gives exactly this
+    let native = json!({"during": 1, "locked": "database is locked", "after": 2, "seen": [1, 2, 3], "empty": 0});
+    for engine in ["python-cpython", "python-science"] {
+        assert_eq!(
+            value_of(&sandbox, script, &["--engine", engine]),
+            native,
             "{engine}"
         );
     }

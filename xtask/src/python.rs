@@ -124,22 +124,24 @@ fn science_build_py() -> Command {
     command
 }
 
-/// Builds `python-cpython.wasm` (when its sources changed) and publishes it. Its `_bz2` and
-/// `_lzma` modules and the `tzdata` package (the pinned time zone database) come from build.py's
-/// steps up to `compression` (up to date in well under a second once built), whose output
-/// folders are two more `-p` paths.
+/// Builds `python-cpython.wasm` (when its sources changed) and publishes it. Its `_bz2`,
+/// `_lzma` and `_sqlite3` modules and the `tzdata` package (the pinned time zone database) come
+/// from build.py's steps up to `sqlite` (up to date in well under a second once built), whose
+/// output folders are three more `-p` paths.
 pub fn build_python() -> Result {
     let root = workspace_root();
     science_toolchain()?;
-    run(science_build_py().args(["--upto", "compression"]))?;
+    run(science_build_py().args(["--upto", "sqlite"]))?;
     let work = PathBuf::from(science_dirs().0);
     let compression = work.join("site-compression");
+    let sqlite = work.join("site-sqlite");
     let tzdata = work.join("site-tzdata");
     let output = crate::paths::target().join("wasm-python/python-cpython.wasm");
     let sources = [
         root.join("wit"),
         root.join("components/python"),
         compression.clone(),
+        sqlite.clone(),
         tzdata.clone(),
     ];
     let fresh = std::fs::metadata(&output)
@@ -168,6 +170,8 @@ pub fn build_python() -> Result {
             .arg(&tzdata)
             .arg("-p")
             .arg(&compression)
+            .arg("-p")
+            .arg(&sqlite)
             .arg("-o")
             .arg(&partial))?;
         std::fs::rename(&partial, &output).map_err(|e| format!("{}: {e}", output.display()))?;

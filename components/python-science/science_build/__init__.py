@@ -13,6 +13,7 @@ Modules, in the order the steps use them:
   libraries carved out of componentize-py's native module).
 - sysroot: the `sysroot` step, its tool wrappers (wrappers/) and the meson cross file.
 - compression: the `compression-src` and `compression` steps (`_bz2`, `_lzma`).
+- sqlite: the `sqlite-src` and `sqlite` steps (`_sqlite3` with in-process locks).
 - patching: applies the unified diffs of patches/.
 - packages: the `numpy` and `pandas` steps.
 - component: the `component` step and the build manifest.

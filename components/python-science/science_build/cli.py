@@ -4,7 +4,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import compression
+from . import compression, sqlite
 from .component import step_component
 from .extract import step_extract
 from .fetch import step_deb, step_download, step_venv
@@ -17,7 +17,8 @@ from .zones import step_tzdata
 STEPS = {"venv": step_venv, "download": step_download, "tzdata": step_tzdata, "deb": step_deb,
          "extract": step_extract, "stdlib": step_stdlib, "sysroot": step_sysroot,
          "compression-src": compression.step_compression_src,
-         "compression": compression.step_compression, "numpy": step_numpy, "pandas": step_pandas,
+         "compression": compression.step_compression, "sqlite-src": sqlite.step_sqlite_src,
+         "sqlite": sqlite.step_sqlite, "numpy": step_numpy, "pandas": step_pandas,
          "component": step_component}
 
 
@@ -36,6 +37,9 @@ class Config:
         self.site_compression = self.work / "site-compression"
         # the tzdata package (zones.py): on the path of both CPython profiles' components.
         self.site_tzdata = self.work / "site-tzdata"
+        # _sqlite3 (sqlite.py): on the path of both CPython profiles' components.
+        self.site_sqlite = self.work / "site-sqlite"
+        # the pinned sources of the compression and sqlite steps
         self.dl_compression = self.work / "downloads-compression"
 
     def numpy_sdist(self):
@@ -63,7 +67,7 @@ def main(description):
                    help="fetch sdists from pip's configured index by sha256 instead of "
                         "`pip download` (which builds the sdist natively to read its metadata)")
     p.add_argument("--upto", metavar="STEP", choices=list(STEPS),
-                   help="run the steps up to and including STEP (the stdlib profile: compression)")
+                   help="run the steps up to and including STEP (the stdlib profile: sqlite)")
     p.add_argument("steps", nargs="*", help="some of: " + " ".join(STEPS))
     a = p.parse_args()
     unknown = [s for s in a.steps if s not in STEPS]

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from . import compression, toolchain
+from . import compression, sqlite, toolchain
 from .pins import (DEB_SUITE, DEBS, NUMPY, PANDAS, PURE_WHEELS, PYPI, REQUIREMENTS, TZDATA,
                    ZIGLANG)
 from .steps import Step, fresh_or_log, log, run, sha256
@@ -23,14 +23,14 @@ HOST_DEBS = toolchain.DEBS["quickjs"] + toolchain.DEBS["science"]
 
 def step_component(c):
     """componentize the stdlib engine's app (components/python) with this profile's
-    `forge_profile` (app/) and the tzdata, numpy, pandas and compression (`_bz2`, `_lzma`) site
-    dirs on the path: one app, two profiles."""
+    `forge_profile` (app/) and the tzdata, numpy, pandas, compression (`_bz2`, `_lzma`) and sqlite
+    (`_sqlite3`) site dirs on the path: one app, two profiles."""
     profile = SCIENCE / "app"
     # The app reads the componentize-py pin (describe's version) and the profile's packages
     # while componentize-py runs it: their text is part of the recipe, not only their mtime.
-    step = Step(c.work, "component", [c.work / "stamps/pandas", c.site_compression, c.site_tzdata,
-                                      profile, REPO / "components/python", REPO / "wit"],
-                [step_component, write_manifest, compression.manifest, HOST_DEBS,
+    step = Step(c.work, "component", [c.work / "stamps/pandas", c.site_compression, c.site_sqlite,
+                                      c.site_tzdata, profile, REPO / "components/python", REPO / "wit"],
+                [step_component, write_manifest, compression.manifest, sqlite.manifest, HOST_DEBS,
                  REQUIREMENTS.read_text(), PROFILES.read_text()])
     if fresh_or_log(step) and c.out.exists():
         return
@@ -39,7 +39,7 @@ def step_component(c):
     t0 = time.time()
     run([c.venv / "bin/componentize-py", "-d", REPO / "wit", "-w", "script-engine", "componentize",
          "app", "-p", REPO / "components/python", "-p", profile, "-p", c.site_tzdata, "-p", c.site,
-         "-p", c.site_pandas, "-p", c.site_compression, "-o", partial])
+         "-p", c.site_pandas, "-p", c.site_compression, "-p", c.site_sqlite, "-o", partial])
     partial.rename(c.out)
     log(f"component: {c.out} {c.out.stat().st_size / 1e6:.1f} MB in {time.time() - t0:.0f} s")
     write_manifest(c)
@@ -64,6 +64,7 @@ def write_manifest(c):
         "debs": {n: {"version": v, "arch": a, "sha256": h, "suite": DEB_SUITE}
                  for n, (v, a, h) in DEBS.items()},
         **compression.manifest(c),
+        **sqlite.manifest(c),
         "host_debs": versions,
         "build_python": sys.version.split()[0],
     }

@@ -128,27 +128,36 @@ def step_compression_src(c):
     step.done()
 
 
-def extract_sources(c, dest):
-    """The members the build uses, from the pinned tarballs, into dest/{bzip2,xz,cpython}; the
-    CPython files checked against their own pins and patched for the engine's CPython."""
-    def members(pin, wanted):
-        with tarfile.open(orig_path(c, pin)) as t:
-            for m in t.getmembers():
-                top, _, rel = m.name.partition("/")
-                if m.isfile() and wanted(rel):
-                    yield rel, t.extractfile(m).read()
+def members(c, pin, wanted):
+    """(path below the top folder, bytes) of the files of pin's tarball that `wanted` keeps."""
+    with tarfile.open(orig_path(c, pin)) as t:
+        for m in t.getmembers():
+            top, _, rel = m.name.partition("/")
+            if m.isfile() and wanted(rel):
+                yield rel, t.extractfile(m).read()
 
-    bz2_dir, xz_dir, py_dir = dest / "bzip2", dest / "xz", dest / "cpython"
-    for rel, data in members(BZIP2_SOURCE, lambda r: r in BZIP2_FILES or r in
+
+def extract_sources(c, dest):
+    """The members the build uses, from the pinned tarballs, into dest/{bzip2,xz,cpython}."""
+    bz2_dir, xz_dir = dest / "bzip2", dest / "xz"
+    for rel, data in members(c, BZIP2_SOURCE, lambda r: r in BZIP2_FILES or r in
                              ("bzlib.h", "bzlib_private.h", "LICENSE")):
         (bz2_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (bz2_dir / rel).write_bytes(data)
-    for rel, data in members(XZ_SOURCE, lambda r: r.startswith(("src/liblzma/", "src/common/"))
+    for rel, data in members(c, XZ_SOURCE, lambda r: r.startswith(("src/liblzma/", "src/common/"))
                              or r == "COPYING.0BSD"):
         (xz_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (xz_dir / rel).write_bytes(data)
+    if not (bz2_dir / "bzlib.c").exists() or not (xz_dir / "src/liblzma/api/lzma.h").exists():
+        raise SystemExit("compression: the pinned tarballs lack bzlib.c/lzma.h")
+    cpython_sources(c, dest / "cpython")
+
+
+def cpython_sources(c, py_dir):
+    """CPython's module files (CPYTHON_MODULE_FILES, each checked against its pin) into py_dir,
+    patched for the engine's CPython (patches/cpython-*.patch). The `sqlite` step uses it too."""
     found = set()
-    for rel, data in members(CPYTHON_SOURCE, lambda r: r in CPYTHON_MODULE_FILES):
+    for rel, data in members(c, CPYTHON_SOURCE, lambda r: r in CPYTHON_MODULE_FILES):
         digest = CPYTHON_MODULE_FILES[rel]
         if digest is not None and hashlib.sha256(data).hexdigest() != digest:
             raise SystemExit(f"sha256 mismatch for {CPYTHON_SOURCE[2]}:{rel}: pinned {digest}")
@@ -156,8 +165,8 @@ def extract_sources(c, dest):
         (py_dir / rel).write_bytes(data)
         found.add(rel)
     missing = set(CPYTHON_MODULE_FILES) - found
-    if missing or not (bz2_dir / "bzlib.c").exists() or not (xz_dir / "src/liblzma/api/lzma.h").exists():
-        raise SystemExit(f"compression: the pinned tarballs lack {sorted(missing) or 'bzlib.c/lzma.h'}")
+    if missing:
+        raise SystemExit(f"compression: {CPYTHON_SOURCE[2]} lacks {sorted(missing)}")
     apply_patches(py_dir, patch_files("cpython"))
 
 
@@ -180,7 +189,8 @@ def step_compression(c):
     WORK/site-compression (componentize-py links them in from a `-p` path)."""
     step = Step(c.work, "compression",
                 [c.work / "stamps/compression-src", c.work / "stamps/sysroot", c.dl_compression],
-                [step_compression, extract_sources, compile_all, BZIP2_FILES, LZMA_EXCLUDE.pattern,
+                [step_compression, members, extract_sources, cpython_sources, compile_all,
+                 BZIP2_FILES, LZMA_EXCLUDE.pattern,
                  LZMA_CONFIG, CPYTHON_MODULE_FILES, apply_patches, apply_hunks, parse, patch_files,
                  *map(source_text, patch_files("cpython")), WASI_DEFINES, TARGET, BUILTINS, CLANG,
                  LLVM_AR, toolchain.PYTHON, sync_tree])

@@ -75,12 +75,67 @@ CPYTHON_SOURCE = ("python3.13", "3.13.5", "python3.13_3.13.5.orig.tar.xz",
 COMPRESSION_SOURCES = (BZIP2_SOURCE, XZ_SOURCE, CPYTHON_SOURCE)
 # Debian's stable release holds all three (its files stay on the mirror for years).
 DEBIAN_SOURCE_SUITE = "trixie"
+# SQLite for `_sqlite3` (sqlite.py): the amalgamation as the crates.io crate libsqlite3-sys
+# ships it (its sqlite3/ folder), fetched through cargo: (crate, version, sha256 of the .crate,
+# the SQLite release inside). Debian's sqlite3 source package holds the full tree, whose
+# amalgamation needs Tcl to generate.
+SQLITE_CRATE = ("libsqlite3-sys", "0.38.0",
+                "a76001fb4daed01e5f2b518aac0b4dc592e7c734da63dbffcf0c64fa612a8d0c", "3.53.1")
 # The CPython files used, each pinned too (path below the tarball's top folder -> sha256).
 CPYTHON_MODULE_FILES = {
     "Modules/_bz2module.c": "cf68ee3c58044133b9ad32783d490528dc82a4691142a9e3088398baca750dfc",
     "Modules/clinic/_bz2module.c.h": "6a6f8fc933b6f0e14506017cc75012c52dd119092f79dfebc82f33b42d252098",
     "Modules/_lzmamodule.c": "21651e7f12759df5c4877a379303a7291862a5f2c7b95eea17113b7bff1bf500",
     "Modules/clinic/_lzmamodule.c.h": "fe9e21991ca6b3111a1e0d81c3a3a544d7a40a720d5773d900698318d91153af",
+    # `_sqlite3` (sqlite.py): every file of Modules/_sqlite.
+    "Modules/_sqlite/blob.c":
+        "e39ab1a5b181f2e9dd7dff3161ea67dc55ca36644d3dc448d40382cca9ab9283",
+    "Modules/_sqlite/blob.h":
+        "77f52bcf9bedbab40b83f74ffc3ac66b9f99dd29ab98655a40b56094494f38bc",
+    "Modules/_sqlite/clinic/_sqlite3.connect.c.h":
+        "db02aac386a9cdbe0a606e7e969e19a7074c314dd29d5eb25cd268ab4ae81006",
+    "Modules/_sqlite/clinic/blob.c.h":
+        "27d959a1169a8f1f61095caa3b981e6654ebefb84a49b753ea6119007f22833c",
+    "Modules/_sqlite/clinic/connection.c.h":
+        "76fc728e2889d9912ced3fcf435850cf052ba6776d5ebdebbf61fd1bc3704393",
+    "Modules/_sqlite/clinic/cursor.c.h":
+        "7e0f2eb3521c65773fc87a57bd9dc30e8e48e5e1d031e9a1d654fee8df683258",
+    "Modules/_sqlite/clinic/module.c.h":
+        "bf48384efc6506cc2d287ff292ecd53eefa87f737d2a8546e230d669a2f24cd7",
+    "Modules/_sqlite/clinic/row.c.h":
+        "adf59b4d8b2bc367307a69eb84941056a37f154792ff25f810b1cf2c65b46134",
+    "Modules/_sqlite/connection.c":
+        "19924ddc8eae3107cafbecbb090a1a1106c0f19c9f7e1e93427e0c95f3a51d97",
+    "Modules/_sqlite/connection.h":
+        "7e670783b112ffa14a786a9f4ec80ae5bf7c31a36a5083f77945b999a964849b",
+    "Modules/_sqlite/cursor.c":
+        "0b84b2eae1b3d643a8941be0b09d3721952c0233738ad5006b7e67907af2ed51",
+    "Modules/_sqlite/cursor.h":
+        "1d8d1e286d5f40d33dee2c03f48c8f035980e07e954f5f0ce37a60be76b7d4bc",
+    "Modules/_sqlite/microprotocols.c":
+        "2b43a7620580175f5641c149619a1e0c0d8e3185ab7dced9748e6f089862b879",
+    "Modules/_sqlite/microprotocols.h":
+        "79351f98f9d7920d32177051a3e1b26b5879cb5ee4666d1ab2248e2f17bf6aa4",
+    "Modules/_sqlite/module.c":
+        "27141b03ae973464be03fff4333fe02c0eb0ce89028bfea11c27532cd10645bc",
+    "Modules/_sqlite/module.h":
+        "c532015b859040a89504ebfb87039a37a0a0d09039c7ad3cdcb5c13329874c26",
+    "Modules/_sqlite/prepare_protocol.c":
+        "2fc1312d910f069d9c6201623a8d0e8d45fae88c451cf1b406a4cd519480f258",
+    "Modules/_sqlite/prepare_protocol.h":
+        "b946edd60ad6c10a781ea75976027172438ad73b18b195a8938f02f26a84a332",
+    "Modules/_sqlite/row.c":
+        "9597c2139eae3758682de537a5a3e4385e12f01a2f7f9b4aae6cf34e966d3209",
+    "Modules/_sqlite/row.h":
+        "c67300a037cfc5cff4796bed8536e5c3ec05efb13f96471b3569f14c2e7bc576",
+    "Modules/_sqlite/statement.c":
+        "eee3f2fda3f57f9ec3d2bd38022ee6d03687713911777956a024660b073e17fa",
+    "Modules/_sqlite/statement.h":
+        "8bdecee7cd144ac720adadb42c2f696fb2ffcf055f0ef4695b83c708724cb5cb",
+    "Modules/_sqlite/util.c":
+        "928166217bd3f5240522c02cee2029f09eb76066c5423b86c0b824430645335f",
+    "Modules/_sqlite/util.h":
+        "abeca82e3ce8378c9fd44f262c5a75e0fb09a8cbf15ab3c186ec1c0bdc234538",
     "LICENSE": None,  # not compiled; kept next to the sources
 }
 
