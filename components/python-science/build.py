@@ -7,12 +7,13 @@ is newer than its inputs), so a second run does nothing. Usage:
     python3 components/python-science/build.py [--work DIR] [--out FILE] [--jobs N] [step ...]
 
 Steps, in order (naming some runs only those; `--upto STEP` runs the steps up to STEP): venv,
-download, tzdata, deb, extract, sysroot, compression-src, compression, numpy, pandas,
-component.
+download, tzdata, deb, extract, stdlib, sysroot, compression-src, compression, sqlite-src, sqlite,
+numpy, pandas, component.
 Defaults: --work /tmp/science-build, --out /tmp/science-out/python-science.wasm.
 The two compression steps (science_build/compression.py) build the `_bz2` and `_lzma` modules
-that both CPython profiles link in, and the `tzdata` step (science_build/zones.py) unpacks the
-time zone database both carry: xtask's stdlib build runs `--upto compression`.
+and the two sqlite steps (science_build/sqlite.py) the `_sqlite3` module that both CPython
+profiles link in, and the `tzdata` step (science_build/zones.py) unpacks the time zone database
+both carry: xtask's stdlib build runs `--upto sqlite`.
 
 The steps live in the science_build package beside this file (its __init__ lists the modules):
 the pins are data in science_build/pins.py, the CPython version, LLVM major version and Debian

@@ -9,8 +9,8 @@
 //!   release host.
 //!   Also the `python-science` engine (the same CPython app plus numpy and pandas, built from
 //!   pinned sources by `components/python-science/build.py`, incremental). `--profile stdlib`
-//!   skips it (not build.py's `compression` steps: both CPython profiles link in the `_bz2` and
-//!   `_lzma` modules they build); `--profile science` names it explicitly (what
+//!   skips it (not build.py's `compression` and `sqlite` steps: both CPython profiles link in the
+//!   `_bz2`, `_lzma` and `_sqlite3` modules they build); `--profile science` names it explicitly (what
 //!   PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the lint step below, the upstream numpy/pandas test kit, the embedding
 //!   example (`host/examples/embed.rs`, which must print its result), test262 (the shared copy
