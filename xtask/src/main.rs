@@ -14,9 +14,11 @@
 //!   PACKAGE_UNAVAILABLE tells users).
 //! - `test`: build, the lint step below, the upstream numpy/pandas test kit, the embedding
 //!   example (`host/examples/embed.rs`, which must print its result), test262 (the shared copy
-//!   extracted, `FORGE_TEST262_DIR`, and its native baseline built), then `cargo test
-//!   --release` over the workspace, then a short smoke run of every fuzz target (skipped when
-//!   cargo test arguments narrow the run).
+//!   extracted, `FORGE_TEST262_DIR`, and its native baseline built), CPython's own test suite
+//!   (sid's pinned packages extracted, `FORGE_CPYTHON_TESTS_DIR`, and the native sid
+//!   interpreter, `FORGE_CPYTHON_NATIVE`), then `cargo test --release` over the workspace,
+//!   then a short smoke run of every fuzz target (skipped when cargo test arguments narrow the
+//!   run).
 //! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
 //! - `run FILE [ARGS...]` (or `run -e CODE --lang L`, `run - --lang L`): build the engine the
 //!   script needs and nothing else (QuickJS for a `.js` file; CPython for a `.py` one, and
@@ -27,6 +29,7 @@
 
 mod bench;
 mod components;
+mod cpython;
 mod engines;
 mod fuzz;
 mod paths;
@@ -206,6 +209,10 @@ fn main() -> ExitCode {
             let mut test = cargo();
             if let Some(suite) = test262::prepare()? {
                 test.env(test262::SUITE_ENV, suite);
+            }
+            if let Some((suite, native)) = cpython::prepare()? {
+                test.env(cpython::SUITE_ENV, suite)
+                    .env(cpython::NATIVE_ENV, native);
             }
             run(test
                 .args(["test", "--release", "--workspace"])
