@@ -63,12 +63,13 @@ pub struct Limits {
     pub timeout_secs: u64,
 }
 
-/// What a module gets unless [`OVERRIDES`] says otherwise: the default memory cap, and time
-/// enough for the slowest module that has no override (forge-host's own default, 30 s, is for
-/// scripts, not test suites).
+/// What a module gets unless [`OVERRIDES`] says otherwise: the default memory cap, and a
+/// timeout twice forge-host's own (30 s, for scripts): the slowest module that passes takes
+/// about 12 s in the engine on two cores. A test that hangs costs one round of it (the engine
+/// side goes on after it: `sides.rs`).
 pub const DEFAULT: Limits = Limits {
     memory: None,
-    timeout_secs: 300,
+    timeout_secs: 60,
 };
 
 /// Modules whose run needs more than [`DEFAULT`], with the reason.

@@ -3,10 +3,11 @@
 The same file runs on both sides of tests/cpython (see README.md there): natively, as
 `python3.14 runner.py SUITE MODULE [SKIP_FILE]`, and inside the engine, where forge-host runs it
 as the script and its request is the input file `/input/request.json`
-({"suite": "/input/<folder>", "module": "test_json", "skip": [...]}). SUITE is the folder that
-holds the suite's `test/` package; MODULE a module or package of it (`test_json`). SKIP lists test
-ids that are not run at all on this side (they would hang or stop the run; each has its reason in
-known-failures.txt), and are reported as `stopped`.
+({"suite": "/input/<folder>", "module": "test_json", "skip": [...], "ran": [...]}). SUITE is the
+folder that holds the suite's `test/` package; MODULE a module or package of it (`test_json`). SKIP
+lists test ids that are not run at all on this side (they would hang or stop the run; each has its
+reason in known-failures.txt), and are reported as `stopped`. RAN (the engine only) lists the ids an
+earlier run of the module reported before a test stopped it: this run goes on with the others.
 
 Each event is one line on file descriptor 1, written with os.write so that no test's redirection of
 sys.stdout hides it, and prefixed so that nothing a test prints is mistaken for one:
@@ -102,20 +103,21 @@ class Recorder(unittest.TestResult):
             self.note(test, "fail" if failed else "error", f"{subtest.id()}: {last_line(err)}")
 
 
-def without(suite, skip):
-    """`suite` without the tests whose ids are in `skip`, reported as stopped."""
+def without(suite, skip, ran=frozenset()):
+    """`suite` without the tests whose ids are in `skip` (reported as stopped) and in `ran`
+    (an earlier run of the module reported them: left out silently)."""
     kept = unittest.TestSuite()
     for item in suite:
         if isinstance(item, unittest.TestSuite):
-            kept.addTest(without(item, skip))
+            kept.addTest(without(item, skip, ran))
         elif item.id() in skip:
             emit("end", item.id(), "stopped", 0, "not run on this side (known-failures.txt)")
-        else:
+        elif item.id() not in ran:
             kept.addTest(item)
     return kept
 
 
-def run(suite_dir, module, skip=()):
+def run(suite_dir, module, skip=(), ran=()):
     started = time.monotonic()
     sys.path.insert(0, suite_dir)
     import test
@@ -127,7 +129,7 @@ def run(suite_dir, module, skip=()):
     # As `python -m test` without `-u`: no optional resource (cpu, network, largefile, ...).
     test.support.use_resources = []
     suite = unittest.defaultTestLoader.loadTestsFromName(f"test.{module}")
-    suite = without(suite, set(skip))
+    suite = without(suite, set(skip), frozenset(ran))
     result = Recorder()
     suite.run(result)
     seconds = round(time.monotonic() - started, 3)
@@ -143,7 +145,8 @@ def main():
     if forge is not None:
         with open("/input/request.json") as f:
             request = json.load(f)
-        forge.result(run(request["suite"], request["module"], request.get("skip", [])))
+        forge.result(run(request["suite"], request["module"], request.get("skip", []),
+                         request.get("ran", [])))
         return
     if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__)

@@ -148,10 +148,62 @@ pub struct Engine {
     pub suite: PathBuf,
 }
 
+/// Rounds of one module's run in the engine at most: each stopping test costs one.
+const MAX_ROUNDS: usize = 8;
+
+/// What one round of a module's run in the engine left.
+struct Round {
+    outcomes: Outcomes,
+    /// The test that was running when the run stopped, and why it stopped.
+    stopped: Option<(Option<String>, String)>,
+    memory_peak: Option<u64>,
+}
+
 impl Engine {
     /// `module` in the engine: `forge-host run runner.py` with the suite and a request as
-    /// inputs, under `limits`; `not_run` are ids the runner leaves out.
+    /// inputs, under `limits`; `not_run` are ids the runner leaves out. A test that stops the
+    /// run (a trap, the timeout, the memory cap) is reported `stopped` with the error, and the
+    /// module goes on from the tests after it in a fresh run, so one stopping test costs one
+    /// round, not the rest of its module.
     pub fn run(&self, module: &str, limits: Limits, not_run: &[String]) -> Run {
+        let started = Instant::now();
+        let mut run = Run {
+            // unless a round gets to the end, or stops where no test was running
+            stopped: Some(format!("{MAX_ROUNDS} of its tests stopped the run")),
+            ..Run::default()
+        };
+        for _ in 0..MAX_ROUNDS {
+            let ran: Vec<&String> = run.outcomes.keys().collect();
+            let round = self.round(module, limits, not_run, &ran);
+            run.memory_peak = run.memory_peak.max(round.memory_peak);
+            for (test, outcome) in round.outcomes {
+                run.outcomes.entry(test).or_insert(outcome);
+            }
+            match round.stopped {
+                None => {
+                    run.stopped = None;
+                    break;
+                }
+                Some((Some(test), why)) if !run.outcomes.contains_key(&test) => {
+                    let outcome = Outcome {
+                        kind: "stopped".into(),
+                        detail: why,
+                    };
+                    run.outcomes.insert(test, outcome);
+                }
+                // stopped outside a test (loading the module, a fixture): no way past it
+                Some((_, why)) => {
+                    run.stopped = Some(why);
+                    break;
+                }
+            }
+        }
+        run.seconds = started.elapsed().as_secs_f64();
+        run
+    }
+
+    /// One `forge-host run` of the runner, leaving out `not_run` and the tests in `ran`.
+    fn round(&self, module: &str, limits: Limits, not_run: &[String], ran: &[&String]) -> Round {
         let scratch = tempfile::tempdir().expect("tempdir");
         let folder = self
             .suite
@@ -162,6 +214,7 @@ impl Engine {
             "suite": format!("/input/{folder}"),
             "module": module,
             "skip": not_run,
+            "ran": ran,
         });
         let request_file = scratch.path().join("request.json");
         std::fs::write(&request_file, request.to_string()).expect("writes request.json");
@@ -183,11 +236,9 @@ impl Engine {
         if let Some(memory) = limits.memory {
             command.args(["--memory", memory]);
         }
-        let started = Instant::now();
         // forge-host stops the run at its timeout; this only catches a host that hangs.
         let limit = Duration::from_secs(limits.timeout_secs + 120);
         let (out, killed) = output_within(&mut command, limit);
-        let seconds = started.elapsed().as_secs_f64();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let report: Value = serde_json::Deserializer::from_str(&stdout)
             .into_iter::<Value>()
@@ -195,9 +246,9 @@ impl Engine {
             .and_then(Result::ok)
             .unwrap_or(Value::Null);
         let printed = report["stdout"].as_str().unwrap_or_default();
-        let (mut outcomes, done, running) = parse(printed);
+        let (outcomes, done, running) = parse(printed);
         let stopped = (!done).then(|| {
-            if killed {
+            let why = if killed {
                 "forge-host did not end".to_string()
             } else if report.is_null() {
                 format!(
@@ -211,21 +262,12 @@ impl Engine {
                     report["error"]["code"], report["error"]["message"]
                 )
                 .replace('"', "")
-            }
+            };
+            (running, why)
         });
-        if let (Some(test), Some(why)) = (running, &stopped) {
-            outcomes.insert(
-                test,
-                Outcome {
-                    kind: "stopped".into(),
-                    detail: why.clone(),
-                },
-            );
-        }
-        Run {
+        Round {
             outcomes,
             stopped,
-            seconds,
             memory_peak: report["metrics"]["memory_peak_bytes"].as_u64(),
         }
     }
