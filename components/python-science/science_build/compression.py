@@ -184,12 +184,30 @@ def compile_all(jobs, units):
             pass
 
 
+def base_flags(c):
+    """The clang flags of every unit of an extension module: position-independent wasm32-wasip1
+    against the sysroot, NDEBUG as in CPython's release builds, and no work-dir paths in the
+    output (the same bytes from any checkout)."""
+    return [f"--target={TARGET}", f"--sysroot={c.sysroot}", "-fPIC", "-O2", "-DNDEBUG",
+            *WASI_DEFINES, f"-ffile-prefix-map={c.work}=/science-build"]
+
+
+def link_extension(c, output, inputs):
+    """Links objects and archives into the shared wasm module `output`, through the wasm-ld
+    wrapper (every import checked against what libpython and libc export)."""
+    s = c.sysroot
+    run([CLANG, f"--target={TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
+         "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
+         f"-L{s / 'lib' / TARGET}", "-o", output, *inputs, f"-l{LIBPYTHON}", "-lc", BUILTINS])
+
+
 def step_compression(c):
     """`_bz2` and `_lzma` for wasm32-wasip1, libbz2 and liblzma linked in, into
     WORK/site-compression (componentize-py links them in from a `-p` path)."""
     step = Step(c.work, "compression",
                 [c.work / "stamps/compression-src", c.work / "stamps/sysroot", c.dl_compression],
-                [step_compression, members, extract_sources, cpython_sources, compile_all,
+                [step_compression, members, extract_sources, cpython_sources, compile_all, base_flags,
+                 link_extension,
                  BZIP2_FILES, LZMA_EXCLUDE.pattern,
                  LZMA_CONFIG, CPYTHON_MODULE_FILES, apply_patches, apply_hunks, parse, patch_files,
                  *map(source_text, patch_files("cpython")), WASI_DEFINES, TARGET, BUILTINS, CLANG,
@@ -206,10 +224,7 @@ def step_compression(c):
     obj.mkdir(parents=True)
     extract_sources(c, src)
     s = c.sysroot
-    # NDEBUG as in CPython's release builds; no work-dir paths in the output (same bytes from
-    # any checkout)
-    base = [f"--target={TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-DNDEBUG", *WASI_DEFINES,
-            f"-ffile-prefix-map={c.work}=/science-build"]
+    base = base_flags(c)
     lzma = src / "xz/src/liblzma"
     (src / "xz/config.h").write_text("".join(f"#define {k} {v}\n" for k, v in LZMA_CONFIG.items()))
     lzma_flags = base + ["-DHAVE_CONFIG_H", f"-I{src / 'xz'}", f"-I{src / 'xz/src/common'}"] + \
@@ -234,10 +249,7 @@ def step_compression(c):
         # the library as an archive (only what the module uses is linked), then the module
         module, library = group[-1][1], obj / f"lib{name[1:]}.a"
         run([LLVM_AR, "crs", library.name] + [o.name for _, o, _ in group[:-1]], cwd=obj)
-        run([CLANG, f"--target={TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
-             "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
-             f"-L{s / 'lib' / TARGET}", "-o", staged / f"{name}{ext_suffix}", module, library,
-             f"-l{LIBPYTHON}", "-lc", BUILTINS])
+        link_extension(c, staged / f"{name}{ext_suffix}", [module, library])
     c.site_compression.mkdir(parents=True, exist_ok=True)
     sync_tree(staged, c.site_compression)  # unchanged bytes keep their mtime
     shutil.rmtree(work)

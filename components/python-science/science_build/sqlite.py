@@ -31,7 +31,7 @@ from .patching import apply_hunks, apply_patches, parse, patch_files
 from .pins import CPYTHON_MODULE_FILES, SQLITE_CRATE
 from .steps import Step, fresh_or_log, log, run, sha256, source_text, verify
 from .sysroot import TARGET, WASI_DEFINES, sync_tree
-from .toolchain import BUILTINS, CLANG, LIBPYTHON, PY_INCLUDE
+from .toolchain import BUILTINS, CLANG, PY_INCLUDE
 
 HERE = Path(__file__).resolve().parent
 FORGE_SQLITE = HERE / "forge_sqlite3.c"
@@ -115,7 +115,8 @@ def step_sqlite(c):
                 [c.work / "stamps/sqlite-src", c.work / "stamps/compression-src",
                  c.work / "stamps/sysroot", c.dl_compression],
                 [step_sqlite, extract_amalgamation, compression.members,
-                 compression.cpython_sources, compression.compile_all, SQLITE_FLAGS, MODULE_FLAGS,
+                 compression.cpython_sources, compression.compile_all, compression.base_flags,
+                 compression.link_extension, SQLITE_FLAGS, MODULE_FLAGS,
                  AMALGAMATION,
                  SQLITE_CRATE, source_text(FORGE_SQLITE), CPYTHON_MODULE_FILES, apply_patches,
                  apply_hunks, parse, patch_files, *map(source_text, patch_files("cpython")),
@@ -134,8 +135,7 @@ def step_sqlite(c):
     compression.cpython_sources(c, src / "cpython")
     s = c.sysroot
     # hidden: the module's SQLite resolves inside the module, never to libpython's built-in one
-    base = [f"--target={TARGET}", f"--sysroot={s}", "-fPIC", "-O2", "-DNDEBUG", *WASI_DEFINES,
-            "-fvisibility=hidden", f"-ffile-prefix-map={c.work}=/science-build"]
+    base = compression.base_flags(c) + ["-fvisibility=hidden"]
     module_dir = src / "cpython/Modules/_sqlite"
     py_flags = base + [f"-I{s / PY_INCLUDE}", f"-I{s / PY_INCLUDE / 'internal'}",
                        f"-I{src / 'sqlite'}", f"-I{module_dir}", *MODULE_FLAGS]
@@ -144,10 +144,7 @@ def step_sqlite(c):
     compression.compile_all(c.jobs, units)
     staged = work / "site"
     staged.mkdir()
-    run([CLANG, f"--target={TARGET}", f"--sysroot={s}", "-shared", "-nostartfiles",
-         "-nodefaultlibs", f"-fuse-ld={c.work / 'bin/wasm-ld'}", "-Wl,--experimental-pic",
-         f"-L{s / 'lib' / TARGET}", "-o", staged / output.name, *[o for _, o, _ in units],
-         f"-l{LIBPYTHON}", "-lc", BUILTINS])
+    compression.link_extension(c, staged / output.name, [o for _, o, _ in units])
     c.site_sqlite.mkdir(parents=True, exist_ok=True)
     sync_tree(staged, c.site_sqlite)  # unchanged bytes keep their mtime
     shutil.rmtree(work)
