@@ -51,6 +51,38 @@ fn engines_add_refuses_what_is_not_an_engine() {
 }
 
 #[test]
+fn engines_add_refuses_a_component_that_uses_the_gc_proposal() {
+    // Exceptions are on for guests (issue 41), which builds wasmtime with GC support; the GC
+    // proposal itself stays off.
+    let sandbox = Sandbox::new();
+    let engines = || {
+        let listed = sandbox.forge(&["engines", "list", "--json"]);
+        let listed: Value = serde_json::from_str(&listed.stdout()).expect("json");
+        listed["engines"].clone()
+    };
+    let before = engines();
+    let component = wat::parse_str(
+        r#"(component (core module
+            (type $point (struct (field i32)))
+            (func (export "make") (result anyref)
+              (struct.new $point (i32.const 1)))))"#,
+    )
+    .expect("wat");
+    let path = sandbox.data_dir().with_file_name("gc.wasm");
+    std::fs::write(&path, component).expect("write");
+    let add = sandbox.forge(&args!["engines", "add", &path]);
+    assert_eq!(add.code(), 2, "{}", add.stderr());
+    assert!(
+        add.stderr().starts_with("error ENGINE_UNAVAILABLE")
+            && add.stderr().contains("does not compile")
+            && add.stderr().to_lowercase().contains("gc"),
+        "{}",
+        add.stderr()
+    );
+    assert_eq!(engines(), before, "nothing was registered");
+}
+
+#[test]
 fn a_first_run_with_fuel_on_a_fresh_cache_describes_the_engine() {
     // The component is compiled and described by the fuel-metered runtime: describe() must get
     // fuel of its own, or it traps before the script starts.

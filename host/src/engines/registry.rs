@@ -451,7 +451,8 @@ impl EngineRegistry {
             bytes
         };
         let component = Component::new(runtime.engine(), &bytes).map_err(|e| {
-            Error::engine_unavailable(format!("{} does not compile: {e}", entry.path.display()))
+            // `{:#}`: wasmtime's reason (a proposal that is off, a bad opcode) is in the chain.
+            Error::engine_unavailable(format!("{} does not compile: {e:#}", entry.path.display()))
         })?;
         let serialized = component.serialize().map_err(|e| {
             Error::engine_unavailable(format!("cannot serialise {}: {e}", entry.path.display()))
