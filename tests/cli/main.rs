@@ -24,6 +24,7 @@ mod mcp_tools;
 mod no_leaks;
 mod packages;
 mod peers;
+mod plots;
 mod pip_index;
 mod python;
 mod replay;

@@ -10,6 +10,9 @@ use crate::{Result, run, workspace_root};
 /// which the tests make their own certificates (issue 26).
 const SERVER_PACKAGES: [&str; 4] = ["etcd-server", "etcd-client", "nats-server", "openssl"];
 
+/// The browser the chart tests open a published page in, with the network cut (issue 28).
+const BROWSER_PACKAGES: [&str; 1] = ["chromium"];
+
 /// The Rust target guest components are built for.
 pub const WASM_TARGET: &str = "wasm32-wasip2";
 
@@ -114,7 +117,7 @@ pub fn setup() -> Result {
     Ok(())
 }
 
-/// The real peers the tests drive: the servers above when missing, and these, each
+/// The real peers the tests drive: the servers and the browser above when missing, and these, each
 /// installed only when its pin file changed (a second run, and a run offline, does nothing):
 /// - `tests/peers/package.json` (MCP servers, the MCP conformance suite with the Node it needs,
 ///   TypeScript): `npm ci` from the lock;
@@ -122,6 +125,7 @@ pub fn setup() -> Result {
 ///   `target/test-peers-venv`, installed with `--require-hashes`.
 pub fn test_peers() -> Result {
     apt_install(&SERVER_PACKAGES)?;
+    apt_install(&BROWSER_PACKAGES)?;
     let dir = workspace_root().join("tests/peers");
     let stamped = |pins: &std::path::Path, stamp: &std::path::Path| -> Result<Option<String>> {
         let bytes = std::fs::read(pins).map_err(|e| format!("{}: {e}", pins.display()))?;

@@ -7,9 +7,15 @@ componentize-py snapshots the interpreter after the app's top level ran. Two con
 - package data files are not in the snapshot either: the time zone database (the `tzdata`
   package, which `zoneinfo`, pandas and dateutil all read through `importlib.resources`) is read
   into memory and served from there by the app's `tz_database`, in every profile.
+
+plotly is the exception (`library` in profiles.json): too large to snapshot whole (its
+graph_objs alone are 1,416 modules) and full of package data (plotly.js, templates), it imports
+at run time from the engines' library, compiled, like a standard module the snapshot did not
+import.
 """
 
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -20,7 +26,13 @@ ENGINE_ID = "python-science"
 # What this profile adds to the standard library (the host's import scan picks the profile by
 # these): `components/python/forge/profiles.json`, the one list, which xtask also publishes in
 # engines.lock.
-PACKAGES = tuple(_runtime.PROFILES[ENGINE_ID]["packages"])
+PROFILE = _runtime.PROFILES[ENGINE_ID]
+
+# The packages that import at run time from the engines' library instead (plotly and what it
+# needs): their files are in the standard library's zip, in `library.folder`, mounted read-only
+# with it where the standard library is (xtask/src/stdlib.rs). Only this profile looks there.
+LIBRARY = os.path.join(os.path.dirname(os.__file__), PROFILE["library"]["folder"])
+PACKAGES = tuple(p for p in PROFILE["packages"] if p not in PROFILE["library"]["packages"])
 
 SKIP = (".tests", ".conftest", "._pyinstaller", ".f2py", ".distutils", "numpy.testing._private.extbuild",
         "pandas.io.clipboard", "pandas.util._test_decorators", "pandas._testing", "pandas.conftest")
@@ -43,6 +55,11 @@ def _import_all(top):
 
 for _top in PACKAGES:
     _import_all(_top)
+
+# After the snapshot's own packages, so that the library never shadows them. The folder is not
+# there while the snapshot is taken; the finder that caches its (empty) listing reads it again
+# when a run finds it mounted.
+sys.path.append(LIBRARY)
 
 import numpy  # noqa: E402
 import zoneinfo  # noqa: E402,F401

@@ -39,6 +39,15 @@ PANDAS = ("pandas", "3.1.1", "05fed3e3b7c99b226f160e29d7d6cb7ef39638c758cbfe42b3
 PURE_WHEELS = {
     "python-dateutil": ("4.0.0", "a5e246f79eb80475e691bf93862cead98decd8a498cf53ba0516fcdc0f50dc1c"),
 }
+# Pure-Python packages the python-science profile imports at run time from the engines' library
+# (the zip mounted at /python, stdlib.py), not from its snapshot: plotly's 1,416 graph_objs
+# modules and its package data (plotly.js, templates) load when a script uses them, so a script
+# that does not costs nothing. plotly needs narwhals and packaging.
+LIBRARY_WHEELS = {
+    "plotly": ("7.1.0", "dbb7fa18afce40d0a8e80d1bf162eceb3faa0ce5a77fe741ad09a74cf78f53f3"),
+    "narwhals": ("2.29.0", "1c69b3dc30240f6e848c5a673cafc86affa44184ecce721e25b7194663ad10dc"),
+    "packaging": ("26.4", "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"),
+}
 # The IANA time zone database, in every Python profile (the stdlib one too): the wheel is
 # unpacked into WORK/site-tzdata (zones.py), which both profiles' components have on their path;
 # the app's tz_database.py serves its zone files from memory.

@@ -4,7 +4,12 @@ inside the engine and publish beside it. Runs mount it read-only where the inter
 its standard library, so a module the snapshot did not import still imports, with its source.
 
 What needs a part of CPython that its WASI build lacks stays out (STDLIB_LEFT_OUT, which the
-engine's import errors also read), and the build's sysconfig data is repaired (SYSCONFIG_FIXES)."""
+engine's import errors also read), and the build's sysconfig data is repaired (SYSCONFIG_FIXES).
+
+The pinned wheels of LIBRARY_WHEELS (plotly and what it needs) go under the profile's library
+folder (`library.folder` in components/python/forge/profiles.json), which the python-science
+profile puts on sys.path: their modules are compiled with the rest and import at run time. What
+only Jupyter uses is left out (LIBRARY_LEFT_OUT), and patches/plotly-*.patch apply."""
 
 import json
 import shutil
@@ -13,7 +18,9 @@ import zipfile
 from pathlib import Path
 
 from .extract import SYSCONFIGDATA
-from .steps import Step, fresh_or_log, log
+from .patching import apply_hunks, parse, patch_files
+from .pins import LIBRARY_WHEELS
+from .steps import Step, fresh_or_log, log, source_text, verify
 
 # Top-level names of Lib/ left out, and why, under `left_out` (the one list: the engine's import
 # errors read it too, and the C modules the build lacks, under `absent`).
@@ -26,6 +33,52 @@ SYSCONFIG_FIXES = {
 }
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+# The profiles' table, read for the library folder's name (the engine reads the same entry).
+PROFILES_FILE = Path(__file__).resolve().parents[2] / "python/forge/profiles.json"
+
+# Files of the library wheels that only Jupyter uses (the FigureWidget bundle and the JupyterLab
+# extension, about 15 MB): path prefixes inside a wheel. A wheel's `.data` folder (files for
+# sys.prefix, here JupyterLab's) is left out too.
+LIBRARY_LEFT_OUT = ("plotly/labextension/", "plotly/package_data/widgetbundle.js")
+
+
+def library_folder():
+    """The folder of the zip that holds the library wheels' files (below the /python mount)."""
+    profiles = json.loads(PROFILES_FILE.read_text())
+    return profiles["python-science"]["library"]["folder"]
+
+
+def library_wheel(c, name):
+    version, digest = LIBRARY_WHEELS[name]
+    found = sorted(c.dl.glob(f"{name}-{version}-*.whl"))
+    if not found:
+        raise SystemExit(f"stdlib: no {name} {version} wheel in {c.dl} (run the download step)")
+    verify(found[0], digest)
+    return found[0]
+
+
+def library_files(c):
+    """(path in the zip, bytes) of every kept file of the library wheels, patched."""
+    folder = library_folder()
+    edits = {}
+    for patch in patch_files("plotly"):
+        for rel, hunks in parse(patch).items():
+            edits.setdefault(rel, []).append((patch.name, hunks))
+    applied = set()
+    for name in sorted(LIBRARY_WHEELS):
+        with zipfile.ZipFile(library_wheel(c, name)) as wheel:
+            for member in sorted(wheel.namelist()):
+                if member.endswith("/") or member.startswith(LIBRARY_LEFT_OUT) \
+                        or member.split("/")[0].endswith(".data"):
+                    continue
+                data = wheel.read(member)
+                for patch_name, hunks in edits.get(member, []):
+                    data = apply_hunks(f"{patch_name}: {member}", data.decode(), hunks).encode()
+                    applied.add(member)
+                yield f"{folder}/{member}", data
+    if set(edits) - applied:
+        raise SystemExit(f"stdlib: patches name files no library wheel has: {sorted(set(edits) - applied)}")
 
 
 def left_out():
@@ -54,25 +107,34 @@ def step_stdlib(c):
     """Write c.work/stdlib-src.zip: Lib/ minus what WASI cannot use, sysconfig repaired."""
     tar = stdlib_tar(c.work / "extract" / "bundled")
     out = c.work / "stdlib-src.zip"
-    step = Step(c.work, "stdlib", [tar, WASI_FILE],
-                [step_stdlib, stdlib_tar, repaired, SYSCONFIG_FIXES, FIXED_TIME])
+    step = Step(c.work, "stdlib", [tar, WASI_FILE, PROFILES_FILE],
+                [step_stdlib, stdlib_tar, repaired, SYSCONFIG_FIXES, FIXED_TIME, library_folder,
+                 library_wheel, library_files, LIBRARY_WHEELS, LIBRARY_LEFT_OUT,
+                 *map(source_text, patch_files("plotly"))])
     if fresh_or_log(step) and out.exists():
         return
     skip = set(left_out())
     partial = out.with_suffix(".zip.partial")
-    kept = 0
+    kept = library = 0
+
+    def add(z, name, data):
+        info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
+        info.external_attr = 0o644 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, data)
+
     with tarfile.open(tar) as t, zipfile.ZipFile(partial, "w") as z:
         members = sorted((m for m in t.getmembers() if m.isfile()), key=lambda m: m.name)
         for member in members:
             top = member.name.split("/")[0].removesuffix(".py")
             if top in skip or "/__pycache__/" in f"/{member.name}":
                 continue
-            data = repaired(member.name, t.extractfile(member).read())
-            info = zipfile.ZipInfo(member.name, date_time=FIXED_TIME)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, data)
+            add(z, member.name, repaired(member.name, t.extractfile(member).read()))
             kept += 1
+        for name, data in library_files(c):
+            add(z, name, data)
+            library += 1
     shutil.move(partial, out)
-    log(f"stdlib: {kept} files of {tar.name} in {out} ({len(skip)} names left out)")
+    log(f"stdlib: {kept} files of {tar.name} and {library} of the library wheels in {out} "
+        f"({len(skip)} names left out)")
     step.done()
