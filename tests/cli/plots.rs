@@ -124,10 +124,12 @@ fn the_published_page_draws_its_traces_in_chromium_with_the_network_cut() {
     let out = sandbox.dir.path().join("out");
     revenue_chart(&sandbox, &out);
     let dom = rendered_offline(&out.join("revenue.html"));
-    // What plotly.js draws: the SVG, one bar per region, the line trace and the title.
+    // What plotly.js draws: the SVG, the bar trace with a bar per region (`<g class="point">`),
+    // the line trace with a marker per region (`<path class="point">`), and the title.
     assert!(dom.contains("class=\"main-svg\""), "no plot drawn");
-    assert_eq!(dom.matches("class=\"point\"").count(), 3, "three bars");
     assert!(dom.contains("class=\"trace bars\""), "the bar trace");
+    assert_eq!(dom.matches("<g class=\"point\">").count(), 3, "three bars");
     assert!(dom.contains("class=\"trace scatter"), "the line trace");
+    assert_eq!(dom.matches("<path class=\"point\"").count(), 3, "three markers");
     assert!(dom.contains("Revenue by region"), "the title");
 }
