@@ -16,8 +16,7 @@ import urllib.parse
 import urllib.request
 
 from . import apt
-from .pins import (DEB_SUITE, DEBS, LIBRARY_WHEELS, NUMPY, PANDAS, PURE_WHEELS, PYPI, TZDATA,
-                   ZIGLANG)
+from .pins import DEB_SUITE, DEBS, NUMPY, PANDAS, PURE_WHEELS, PYPI, TZDATA, ZIGLANG
 from .steps import Step, fresh_or_log, log, run, sha256, verify
 
 
@@ -41,10 +40,10 @@ def step_venv(c):
 
 
 def step_download(c):
-    """numpy and pandas sdists, the pure-Python wheels (tzdata's and the library's too) and the
-    ziglang wheel via pip, checked by sha256."""
+    """numpy and pandas sdists, the pure-Python wheels (tzdata's too) and the ziglang wheel via
+    pip, checked by sha256."""
     step = Step(c.work, "download", [], [step_download, requirements, fetch_from_pip_index, NUMPY,
-                                         PANDAS, PURE_WHEELS, LIBRARY_WHEELS, TZDATA, ZIGLANG])
+                                         PANDAS, PURE_WHEELS, TZDATA, ZIGLANG])
     if fresh_or_log(step):
         return
     c.dl.mkdir(parents=True, exist_ok=True)
@@ -63,8 +62,7 @@ def step_download(c):
             run(pip + ["--no-binary", pin[0], "-r", req])
         verify(sdist, pin[2])
     req = requirements(c.work / "requirements-pure.txt",
-                       [(n, v, h) for n, (v, h) in {**PURE_WHEELS, **LIBRARY_WHEELS}.items()]
-                       + [TZDATA])
+                       [(n, v, h) for n, (v, h) in PURE_WHEELS.items()] + [TZDATA])
     run(pip + ["--only-binary", ":all:", "-r", req])
     req = requirements(c.work / "requirements-zig.txt", [ZIGLANG[:3]])
     run(pip + ["--only-binary", ":all:", "--platform", ZIGLANG[3], "-r", req])

@@ -20,7 +20,8 @@ from pathlib import Path
 from .extract import SYSCONFIGDATA
 from .patching import apply_hunks, parse, patch_files
 from .pins import LIBRARY_WHEELS
-from .steps import Step, fresh_or_log, log, source_text, verify
+from .fetch import requirements
+from .steps import Step, fresh_or_log, log, run, sha256, source_text, verify
 
 # Top-level names of Lib/ left out, and why, under `left_out` (the one list: the engine's import
 # errors read it too, and the C modules the build lacks, under `absent`).
@@ -49,13 +50,29 @@ def library_folder():
     return profiles["python-science"]["library"]["folder"]
 
 
-def library_wheel(c, name):
-    version, digest = LIBRARY_WHEELS[name]
-    found = sorted(c.dl.glob(f"{name}-{version}-*.whl"))
-    if not found:
-        raise SystemExit(f"stdlib: no {name} {version} wheel in {c.dl} (run the download step)")
-    verify(found[0], digest)
-    return found[0]
+def library_wheels(c):
+    """{name: wheel} of LIBRARY_WHEELS in WORK/downloads-library (a folder of their own: the
+    `extract` step watches the other downloads), fetched by pip with their hashes when missing."""
+    folder = c.work / "downloads-library"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def found(name, version, digest):
+        return next((w for w in sorted(folder.glob(f"{name}-{version}-*.whl"))
+                     if sha256(w) == digest), None)
+
+    if any(found(n, v, h) is None for n, (v, h) in LIBRARY_WHEELS.items()):
+        req = requirements(c.work / "requirements-library.txt",
+                           [(n, v, h) for n, (v, h) in LIBRARY_WHEELS.items()])
+        run([c.venv / "bin/pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+             "--require-hashes", "--only-binary", ":all:", "-d", folder, "-r", req])
+    wheels = {}
+    for name, (version, digest) in LIBRARY_WHEELS.items():
+        wheel = found(name, version, digest)
+        if wheel is None:
+            raise SystemExit(f"stdlib: pip gave no {name} {version} wheel with sha256 {digest}")
+        verify(wheel, digest)
+        wheels[name] = wheel
+    return wheels
 
 
 def library_files(c):
@@ -66,8 +83,8 @@ def library_files(c):
         for rel, hunks in parse(patch).items():
             edits.setdefault(rel, []).append((patch.name, hunks))
     applied = set()
-    for name in sorted(LIBRARY_WHEELS):
-        with zipfile.ZipFile(library_wheel(c, name)) as wheel:
+    for name, path in sorted(library_wheels(c).items()):
+        with zipfile.ZipFile(path) as wheel:
             for member in sorted(wheel.namelist()):
                 if member.endswith("/") or member.startswith(LIBRARY_LEFT_OUT) \
                         or member.split("/")[0].endswith(".data"):
@@ -109,7 +126,7 @@ def step_stdlib(c):
     out = c.work / "stdlib-src.zip"
     step = Step(c.work, "stdlib", [tar, WASI_FILE, PROFILES_FILE],
                 [step_stdlib, stdlib_tar, repaired, SYSCONFIG_FIXES, FIXED_TIME, library_folder,
-                 library_wheel, library_files, LIBRARY_WHEELS, LIBRARY_LEFT_OUT,
+                 library_wheels, library_files, requirements, LIBRARY_WHEELS, LIBRARY_LEFT_OUT,
                  *map(source_text, patch_files("plotly"))])
     if fresh_or_log(step) and out.exists():
         return
