@@ -62,7 +62,10 @@ fn plotly_figures_from_pandas_publish_one_page_that_needs_no_network() {
     // plotly.js itself is in the page (about 4.8 MB), and nothing is loaded from elsewhere.
     assert!(page.len() > 3_000_000, "{} bytes", page.len());
     assert!(page.contains("Plotly.newPlot") && page.contains("Revenue by region"));
-    assert!(!page.contains("<script src="), "the page loads a script from elsewhere");
+    assert!(
+        !page.contains("<script src="),
+        "the page loads a script from elsewhere"
+    );
     let published = report["outputs"].as_array().expect("outputs");
     assert!(
         published
@@ -78,7 +81,11 @@ fn plotly_is_the_science_profiles_and_the_standard_profile_names_it() {
     let script = "import forge\nimport plotly\nforge.result(plotly.__version__)\n";
     let report = sandbox.run_py(script, &[] as &[&str]).assert_succeeded();
     assert_eq!(report["engine"], "python-science", "{report:#}");
-    assert!(report["value"].as_str().is_some_and(|v| v.starts_with("7.")));
+    assert!(
+        report["value"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("7."))
+    );
     let forced = sandbox.run_py(script, &["--engine", "python"]);
     let report = forced.report();
     assert_eq!(report["error"]["code"], "PACKAGE_UNAVAILABLE", "{report:#}");
@@ -130,6 +137,10 @@ fn the_published_page_draws_its_traces_in_chromium_with_the_network_cut() {
     assert!(dom.contains("class=\"trace bars\""), "the bar trace");
     assert_eq!(dom.matches("<g class=\"point\">").count(), 3, "three bars");
     assert!(dom.contains("class=\"trace scatter"), "the line trace");
-    assert_eq!(dom.matches("<path class=\"point\"").count(), 3, "three markers");
+    assert_eq!(
+        dom.matches("<path class=\"point\"").count(),
+        3,
+        "three markers"
+    );
     assert!(dom.contains("Revenue by region"), "the title");
 }

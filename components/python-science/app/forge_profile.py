@@ -30,8 +30,10 @@ PROFILE = _runtime.PROFILES[ENGINE_ID]
 
 # The packages that import at run time from the engines' library instead (plotly and what it
 # needs): their files are in the standard library's zip, in `library.folder`, mounted read-only
-# with it where the standard library is (xtask/src/stdlib.rs). Only this profile looks there.
-LIBRARY = os.path.join(os.path.dirname(os.__file__), PROFILE["library"]["folder"])
+# with it where the standard library is (xtask/src/stdlib.rs): at PYTHONHOME, where
+# componentize-py puts `Lib/` itself (sys.prefix; not os.__file__'s folder: os is frozen, and
+# names a lib/python3.X that does not exist). Only this profile looks there.
+LIBRARY = os.path.join(sys.prefix, PROFILE["library"]["folder"])
 PACKAGES = tuple(p for p in PROFILE["packages"] if p not in PROFILE["library"]["packages"])
 
 SKIP = (".tests", ".conftest", "._pyinstaller", ".f2py", ".distutils", "numpy.testing._private.extbuild",

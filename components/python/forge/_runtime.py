@@ -302,6 +302,15 @@ def mount_packages():
             sys.path.append(wheel)
 
 
+def look_again_at_missing_paths():
+    """A sys.path folder that was not there when the snapshot was taken (python-science's
+    library folder, mounted with the standard library at run time) is cached as having no
+    finder, and would stay unsearched: forget that, so that this run looks again."""
+    for path in sys.path:
+        if path in sys.path_importer_cache and sys.path_importer_cache[path] is None:
+            del sys.path_importer_cache[path]
+
+
 def _run(request):
     global current
     current = Run(request)
@@ -316,6 +325,7 @@ def _run(request):
     except OSError:
         pass
     mount_packages()
+    look_again_at_missing_paths()
     sys.argv = [request.filename]
     # Print as it happens (the host keeps a bounded tail and streams it live), not at exit.
     for stream in (sys.stdout, sys.stderr):

@@ -288,7 +288,11 @@ mod tests {
                       (throw $error (i32.const 7)))
                     (i32.const 0)))))"#,
         );
-        assert!(component.is_ok(), "{}", component.err().map(error_chain).unwrap_or_default());
+        assert!(
+            component.is_ok(),
+            "{}",
+            component.err().map(error_chain).unwrap_or_default()
+        );
     }
 
     #[test]
@@ -311,7 +315,10 @@ mod tests {
             r#"(component (core module
                 (tag $error)
                 (func (export "legacy")
-                  (try (do (throw $error)) (catch $error)))))"#,
+                  try
+                    throw $error
+                  catch $error
+                  end)))"#,
         )
         .map(|_| ())
         .expect_err("legacy try/catch is not accepted");
