@@ -4,6 +4,7 @@
 
 pub mod bindings;
 mod cache;
+mod features;
 mod host;
 mod install;
 mod instance;

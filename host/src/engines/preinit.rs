@@ -129,7 +129,7 @@ pub async fn snapshot(path: &Path, component: &[u8]) -> Result<Vec<u8>, PreinitE
 
     // Compiled once and thrown away: no optimisation, which makes this compile quicker.
     let mut config = Config::new();
-    super::runtime::guest_features(&mut config).cranelift_opt_level(OptLevel::None);
+    super::features::guest_features(&mut config).cranelift_opt_level(OptLevel::None);
     let engine = Engine::new(&config).map_err(failed("the initialising engine"))?;
     let compiled =
         Component::new(&engine, &instrumented).map_err(failed("compiling the component"))?;
