@@ -17,7 +17,7 @@ pub enum Goal {
 }
 
 /// (measure, key, goal).
-pub const GOALS: [(&str, &str, Goal); 21] = [
+pub const GOALS: [(&str, &str, Goal); 22] = [
     (
         "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
         "sandbox_alone_return_1_p50_ms",
@@ -72,6 +72,11 @@ pub const GOALS: [(&str, &str, Goal); 21] = [
         "what `import tabulate` (locked, bytecode) adds to a `forge-host run` process",
         "tabulate_import_added_ms",
         Goal::AtMostMs(20.0),
+    ),
+    (
+        "`forge-host run` process, plotly express line chart + `write_html` (python-science), over native CPython with the same plotly and pandas",
+        "science_plotly_write_html_p50_ms",
+        Goal::RatioAtMost("native_plotly_write_html_p50_ms", 1.0),
     ),
     (
         "warm `forge-host mcp`, `run_javascript`, over an `echo` to server-everything",

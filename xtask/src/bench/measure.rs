@@ -66,6 +66,7 @@ pub fn all(root: &Path, scratch: &Path) -> Result<Numbers> {
     numbers.extend(cli_numbers(scratch)?);
     numbers.extend(super::measure_python::groupby_numbers(scratch)?);
     numbers.extend(super::measure_python::cpu_numbers(root, scratch)?);
+    numbers.extend(super::measure_python::plotly_numbers(scratch)?);
     numbers.extend(super::measure_packages::packages_numbers(root, scratch)?);
     numbers.extend(node_numbers(root)?);
     numbers.extend(mcp_numbers(root, scratch)?);

@@ -18,7 +18,7 @@ const TABULATE: &str = "tabulate==0.10.0";
 const RUNS: usize = 15;
 
 /// The time of one run of `command` to its end, which must succeed.
-fn timed(command: &mut Command) -> Result<f64> {
+pub(super) fn timed(command: &mut Command) -> Result<f64> {
     let started = Instant::now();
     let output = command.output().map_err(|e| e.to_string())?;
     if !output.status.success() {
@@ -31,7 +31,7 @@ fn timed(command: &mut Command) -> Result<f64> {
 }
 
 /// The p50 of [`RUNS`] runs of `make()`, after one that warms caches.
-fn p50_of(mut make: impl FnMut() -> Command) -> Result<f64> {
+pub(super) fn p50_of(mut make: impl FnMut() -> Command) -> Result<f64> {
     timed(&mut make())?;
     let times = (0..RUNS)
         .map(|_| timed(&mut make()))

@@ -2,7 +2,8 @@
 //! same pandas group-by in python-science and on native CPython with the same pandas and numpy,
 //! and the CPU-bound set of issue 12, `bench/cpu/suite.py` (a loop, `json` dumps/loads, `re`,
 //! nbody), timed inside the interpreter, on native CPython 3.14 (Debian sid's build,
-//! `bench/cpu/native_cpython.py`) and in the CPython component through `forge-host run`.
+//! `bench/cpu/native_cpython.py`) and in the CPython component through `forge-host run`; and a
+//! plotly chart written with `write_html`, by python-science and by the same plotly natively.
 
 use std::path::Path;
 use std::process::Command;
@@ -10,6 +11,7 @@ use std::time::Instant;
 
 use super::Numbers;
 use super::measure::{capture, json_numbers};
+use super::measure_packages::p50_of;
 use super::rows::KERNELS;
 use crate::{Result, run};
 
@@ -45,19 +47,7 @@ pub fn groupby_numbers(scratch: &Path) -> Result<Numbers> {
         )
     };
     let mut numbers = Numbers::new();
-    // Native: a venv with the same pandas and numpy (wheels for the machine's python3).
-    let venv = crate::paths::target().join("bench-pandas-venv");
-    if !venv.join("bin/python").exists() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        run(Command::new(venv.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            "--only-binary",
-            ":all:",
-            "pandas==3.1.1",
-            "numpy==2.4.6",
-        ]))?;
-    }
+    let venv = native_venv()?;
     let native = scratch.join("groupby_native.py");
     std::fs::write(
         &native,
@@ -107,6 +97,95 @@ pub fn groupby_numbers(scratch: &Path) -> Result<Numbers> {
     if let Some(peak) = report["metrics"]["memory_peak_bytes"].as_f64() {
         numbers.insert("science_groupby_memory_peak_mib".into(), peak / 1048576.0);
     }
+    Ok(numbers)
+}
+
+/// A venv of the machine's python3 with the same pandas and numpy as python-science (wheels
+/// from PyPI), and the plotly wheels python-science pins.
+fn native_venv() -> Result<std::path::PathBuf> {
+    let venv = crate::paths::target().join("bench-pandas-venv");
+    if !venv.join("bin/python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run(Command::new(venv.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            "--only-binary",
+            ":all:",
+            "pandas==3.1.1",
+            "numpy==2.4.6",
+        ]))?;
+    }
+    let library = library_pins()?;
+    let mut install = Command::new(venv.join("bin/pip"));
+    install.args(["install", "--quiet", "--only-binary", ":all:", "--no-deps"]);
+    run(install.args(&library))?;
+    Ok(venv)
+}
+
+/// `name==version` of every wheel in `LIBRARY_WHEELS`, where python-science pins them.
+fn library_pins() -> Result<Vec<String>> {
+    let pins = crate::workspace_root().join("components/python-science/science_build/pins.py");
+    let text = std::fs::read_to_string(&pins).map_err(|e| format!("{}: {e}", pins.display()))?;
+    let block = text
+        .split("LIBRARY_WHEELS = {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .ok_or_else(|| format!("{} has no LIBRARY_WHEELS", pins.display()))?;
+    let found: Vec<String> = block
+        .lines()
+        .filter_map(|line| {
+            let mut quoted = line.split('"').skip(1).step_by(2);
+            Some(format!("{}=={}", quoted.next()?, quoted.next()?))
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(format!("{}: LIBRARY_WHEELS lists nothing", pins.display()));
+    }
+    Ok(found)
+}
+
+/// `science_plotly_write_html_p50_ms` and `native_plotly_write_html_p50_ms`: a whole process
+/// that imports plotly.express, draws a line chart of a small DataFrame and writes it as one
+/// self-contained page, in python-science through `forge-host run` and on native CPython.
+pub fn plotly_numbers(scratch: &Path) -> Result<Numbers> {
+    let venv = native_venv()?;
+    let chart = |page: &str| {
+        format!(
+            "import pandas as pd\nimport plotly.express as px\n\
+             frame = pd.DataFrame({{'x': range(200), 'y': [i * i % 97 for i in range(200)], \
+             'g': [f'g{{i % 4}}' for i in range(200)]}})\n\
+             px.line(frame, x='x', y='y', color='g').write_html({page:?}, include_plotlyjs=True)\n"
+        )
+    };
+    let native = scratch.join("plotly_native.py");
+    let page = scratch.join("plotly-native.html");
+    std::fs::write(&native, chart(&page.display().to_string())).map_err(|e| e.to_string())?;
+    let mut numbers = Numbers::new();
+    numbers.insert(
+        "native_plotly_write_html_p50_ms".into(),
+        p50_of(|| {
+            let mut command = Command::new(venv.join("bin/python"));
+            command.arg(&native);
+            command
+        })?,
+    );
+    let sandboxed = scratch.join("plotly_science.py");
+    std::fs::write(&sandboxed, chart("/output/chart.html")).map_err(|e| e.to_string())?;
+    numbers.insert(
+        "science_plotly_write_html_p50_ms".into(),
+        p50_of(|| {
+            let mut command = Command::new(crate::paths::host_binary());
+            command
+                .arg("run")
+                .arg(&sandboxed)
+                .arg("--out")
+                .arg(scratch.join("plotly-out"))
+                .arg("--data-dir")
+                .arg(scratch.join("cli-data"))
+                .env("FORGE_HOST_CACHE_DIR", scratch.join("cli-cache"));
+            command
+        })?,
+    );
     Ok(numbers)
 }
 
