@@ -11,6 +11,7 @@ mod compression;
 mod conformance;
 mod crash;
 mod disk;
+mod doors;
 mod engines;
 mod etcd_security;
 mod habits;

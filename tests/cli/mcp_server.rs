@@ -129,6 +129,29 @@ impl HttpServer {
         }
     }
 
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `HOST:PORT` it listens on.
+    pub(crate) fn address(&self) -> String {
+        let rest = self
+            .url
+            .split_once("://")
+            .map_or(&*self.url, |(_, rest)| rest);
+        rest.trim_end_matches("/mcp").to_string()
+    }
+
+    /// The bearer token it generated.
+    pub(crate) fn token(&self) -> String {
+        let file = self.token_file.as_ref().expect("a generated token");
+        std::fs::read_to_string(file)
+            .expect("token")
+            .trim()
+            .to_string()
+    }
+
     /// How the driver reaches it, with its token.
     pub(crate) fn transport(&self) -> Transport {
         Transport::Http {

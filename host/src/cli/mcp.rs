@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::DataDirArgs;
+use super::door_flags::DoorFlags;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
 use super::nats_flags::{InsecureFlag, NatsFlags};
@@ -64,6 +65,8 @@ pub struct McpArgs {
     /// names other than loopback's and the address bound); repeatable
     #[arg(long, value_name = "NAME", requires = "http")]
     pub allow_host: Vec<String>,
+    #[command(flatten)]
+    pub door: DoorFlags,
     /// A folder whose files clients may name in `inputs` (relative to it, or absolute inside
     /// it; no `..` or symlink leads out); repeatable [default: the --workspace folder; without
     /// either, `inputs` is refused]
@@ -214,6 +217,8 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
                     .map(|(cert, key)| TlsFiles { cert, key }),
                 allowed_hosts: args.allow_host.clone(),
                 max_message_bytes,
+                limits: args.door.limits(),
+                max_requests_per_second: args.door.max_requests_per_second(),
             };
             http.check()?;
             let scheme = http.scheme();

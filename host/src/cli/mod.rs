@@ -10,6 +10,7 @@ macro_rules! out {
 
 mod ask;
 mod bytecode;
+mod door_flags;
 mod engines;
 mod gate_flags;
 mod journal;

@@ -4,11 +4,14 @@
 //! `max_runs` and the rest queue.
 
 mod approval;
+mod door;
+mod door_io;
 mod http_auth;
 mod in_flight;
 mod live;
 mod render;
 mod request;
+mod request_rate;
 mod resources;
 mod serve;
 mod tls;
@@ -26,6 +29,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 pub use approval::AskVia;
+pub use door::DoorLimits;
 pub use http_auth::{BearerToken, token_path};
 pub use request::Clamp;
 pub use resources::URI_PREFIX;

@@ -1,6 +1,6 @@
 //! The transports: stdio, and Streamable HTTP on exactly the address given, behind a bearer
-//! token (and TLS off loopback). Each bounds one message: a line on stdio, a request body over
-//! HTTP.
+//! token (and TLS off loopback), within the door's limits ([`DoorLimits`]) and a request rate.
+//! Each bounds one message: a line on stdio, a request body over HTTP.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -12,9 +12,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::ForgeMcp;
+use super::door::{self, DoorLimits};
 use super::http_auth::{BearerToken, require_token};
 use super::in_flight::InFlight;
-use super::tls::{PeerAddr, TlsFiles, TlsListener};
+use super::request_rate::{RequestRate, within_rate};
+use super::tls::TlsFiles;
 use crate::error::{Error, ErrorCode};
 use crate::json_lines::{BoundedLines, Oversized, WrittenLines};
 
@@ -89,6 +91,11 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// The largest request body, one MCP message.
     pub max_message_bytes: usize,
+    /// What a connection may hold: timeouts and caps.
+    pub limits: DoorLimits,
+    /// Requests a second the token may make (after a burst of two seconds' worth); `None` for
+    /// no bound.
+    pub max_requests_per_second: Option<u32>,
 }
 
 impl HttpOptions {
@@ -155,6 +162,13 @@ pub async fn serve_http(
     let mut router = axum::Router::new().route_service("/mcp", service).layer(
         axum::middleware::from_fn_with_state(in_flight, within_bound),
     );
+    // Inside the token check: a request without the token never spends the token's budget.
+    if let Some(per_second) = options.max_requests_per_second {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            RequestRate::new(per_second),
+            within_rate,
+        ));
+    }
     if let HttpAuth::Bearer(token) = &options.auth {
         router = router.layer(axum::middleware::from_fn_with_state(
             token.clone(),
@@ -162,27 +176,8 @@ pub async fn serve_http(
         ));
     }
     ready(bound)?;
-    let served = match acceptor {
-        None => {
-            axum::serve(
-                listener,
-                router.into_make_service_with_connect_info::<PeerAddr>(),
-            )
-            .with_graceful_shutdown(shutdown)
-            .await
-        }
-        Some(acceptor) => {
-            let listener = TlsListener::new(listener, acceptor)
-                .map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))?;
-            axum::serve(
-                listener,
-                router.into_make_service_with_connect_info::<PeerAddr>(),
-            )
-            .with_graceful_shutdown(shutdown)
-            .await
-        }
-    };
-    served.map_err(|e| Error::from_source(ErrorCode::IsolateFailure, e))
+    door::serve(listener, acceptor, router, options.limits, shutdown).await;
+    Ok(())
 }
 
 /// Answers a request 503 (before its body is read) while the server holds as many calls as it
@@ -222,6 +217,8 @@ mod tests {
             }),
             allowed_hosts: Vec::new(),
             max_message_bytes: 1 << 20,
+            limits: DoorLimits::default(),
+            max_requests_per_second: None,
         }
     }
 
