@@ -12,6 +12,8 @@ mod conformance;
 mod crash;
 mod disk;
 mod doors;
+mod doors_load;
+mod doors_runs;
 mod engines;
 mod etcd_security;
 mod habits;

@@ -12,7 +12,7 @@ use crate::mcp_tools::peer;
 use crate::util::{NO_ARGS, Sandbox, args, repo};
 
 /// The venv holding the Python MCP SDK (`cargo xtask test` installs it).
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let path = repo().join("target/test-peers-venv/bin/python");
     assert!(
         path.exists(),
@@ -141,6 +141,16 @@ impl HttpServer {
             .split_once("://")
             .map_or(&*self.url, |(_, rest)| rest);
         rest.trim_end_matches("/mcp").to_string()
+    }
+
+    /// Its URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The file of the bearer token it generated.
+    pub(crate) fn token_file(&self) -> &std::path::Path {
+        self.token_file.as_deref().expect("a generated token")
     }
 
     /// The bearer token it generated.

@@ -11,7 +11,7 @@ fn defaults() -> DoorLimits {
 }
 
 /// Requests a second a token may make unless told otherwise.
-const DEFAULT_REQUESTS_PER_SECOND: u32 = 200;
+const DEFAULT_REQUESTS_PER_SECOND: u32 = 1000;
 
 /// What a client of the HTTP door may hold.
 #[derive(Debug, Clone, clap::Args)]
@@ -30,6 +30,11 @@ pub struct DoorFlags {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration,
         default_value = format_duration(defaults().idle_timeout))]
     pub idle_timeout: Duration,
+    /// Closes a connection whose client reads nothing of a response for this long (a stalled
+    /// event stream): the unsent rest is dropped, the run goes on, and `get_run` reads it
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration,
+        default_value = format_duration(defaults().send_timeout))]
+    pub send_timeout: Duration,
     /// Connections open at once; past it the oldest one serving no request is closed, or the
     /// new one is refused when all are serving
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
@@ -57,6 +62,7 @@ impl DoorFlags {
             header_timeout: self.header_timeout,
             body_timeout: self.body_timeout,
             idle_timeout: self.idle_timeout,
+            send_timeout: self.send_timeout,
             max_connections: self.max_connections as usize,
             max_per_client: self.max_connections_per_client as usize,
             max_pending: self.max_pending_connections as usize,
@@ -84,7 +90,7 @@ mod tests {
     fn the_defaults_are_the_doors_and_flags_override_them() {
         let parsed = Probe::try_parse_from(["probe"]).expect("parsed");
         assert_eq!(parsed.door.limits(), DoorLimits::default());
-        assert_eq!(parsed.door.max_requests_per_second(), Some(200));
+        assert_eq!(parsed.door.max_requests_per_second(), Some(1000));
         let parsed = Probe::try_parse_from([
             "probe",
             "--header-timeout",

@@ -1,10 +1,13 @@
 //! The HTTP door's connections: its own accept loop over hyper's HTTP/1.1, so that what a
 //! client may hold is bounded. A connection must send a request head within the header timeout
 //! of connecting (its TLS handshake included) or of its first byte, and its body within the body
-//! timeout; between requests it may idle for the idle timeout. Open connections are capped in
+//! timeout; between requests it may idle for the idle timeout; a client that reads nothing of a
+//! response for the send timeout (a stalled event stream) is cut. Open connections are capped in
 //! all and per client address; past a cap, or past the cap on connections waiting for a request,
-//! the oldest connection that serves no request is closed to make room, so a flood of half-open
-//! sockets only ever displaces itself, and a client that sends its request is served.
+//! a connection that serves no request is closed to make room: the oldest of those that never
+//! sent a whole request, else the oldest idle keep-alive. A flood of half-open sockets thus only
+//! ever displaces itself, a client that sends its request is served, and its keep-alive
+//! connection outlives the flood.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -22,7 +25,7 @@ use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-use super::door_io::{Activity, BodyTimedOut, Busy, TimedBody, Watched};
+use super::door_io::{Activity, BodyTimedOut, Busy, SendStalled, TimedBody, Watched};
 use super::tls::PeerAddr;
 
 /// What one HTTP door lets a client hold. `Default` is what `forge-host mcp --http` starts with.
@@ -34,6 +37,9 @@ pub struct DoorLimits {
     pub body_timeout: Duration,
     /// How long a connection may wait for its next request after a response.
     pub idle_timeout: Duration,
+    /// How long a client may read nothing of a response (a stream of events included) before
+    /// its connection is cut; what is unsent then is dropped.
+    pub send_timeout: Duration,
     /// Connections open at once.
     pub max_connections: usize,
     /// Connections open at once from one client address.
@@ -48,8 +54,9 @@ impl Default for DoorLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
+            send_timeout: Duration::from_secs(30),
             max_connections: 1024,
-            max_per_client: 64,
+            max_per_client: 256,
             max_pending: 256,
         }
     }
@@ -81,12 +88,34 @@ impl Registry {
         }
     }
 
-    /// Closes the oldest connection serving no request (of `client` only, if given).
+    /// Closes a connection serving no request (of `client` only, if given), the oldest of the
+    /// first kind there is: one that never sent a whole request head, from an address none of
+    /// whose connections ever did (a flood's); one that never did, from an address that has (a
+    /// client's new connection, whose request may not have been read yet); an idle keep-alive.
     fn evict_oldest_waiting(&mut self, client: Option<IpAddr>) -> bool {
-        let found = self.open.iter().find_map(|(id, entry)| {
-            let theirs = client.is_none_or(|c| c == entry.client);
-            (theirs && entry.activity.is_waiting()).then_some(*id)
-        });
+        let clients: std::collections::HashSet<IpAddr> = self
+            .open
+            .values()
+            .filter(|entry| entry.activity.has_served())
+            .map(|entry| entry.client)
+            .collect();
+        let mut found = [None; 3];
+        for (id, entry) in &self.open {
+            let activity = &entry.activity;
+            if client.is_some_and(|c| c != entry.client) || !activity.is_waiting() {
+                continue;
+            }
+            let kind = match (activity.has_served(), clients.contains(&entry.client)) {
+                (false, false) => 0,
+                (false, true) => 1,
+                (true, _) => 2,
+            };
+            found[kind].get_or_insert(*id);
+            if kind == 0 {
+                break;
+            }
+        }
+        let found = found.into_iter().flatten().next();
         let Some(id) = found else { return false };
         if let Some(entry) = self.open.get(&id) {
             entry.activity.evict();
@@ -266,7 +295,7 @@ struct Connection {
 impl Connection {
     async fn serve_tls(self, stream: TcpStream, acceptor: TlsAcceptor) {
         let activity = self.ticket.activity.clone();
-        let watched = Watched::new(stream, activity.clone());
+        let watched = Watched::new(stream, activity.clone(), self.limits.send_timeout);
         let handshake = acceptor.accept(watched);
         let tls = tokio::select! {
             tls = handshake => tls,
@@ -288,7 +317,11 @@ impl Connection {
     }
 
     async fn serve(self, stream: TcpStream) {
-        let watched = Watched::new(stream, self.ticket.activity.clone());
+        let watched = Watched::new(
+            stream,
+            self.ticket.activity.clone(),
+            self.limits.send_timeout,
+        );
         self.drive(watched).await;
     }
 
@@ -339,7 +372,16 @@ impl Connection {
             }
             let far = Instant::now() + Duration::from_secs(86_400);
             tokio::select! {
-                _ = connection.as_mut() => return,
+                _ = connection.as_mut() => {
+                    if activity.was_stalled() {
+                        eprintln!(
+                            "forge-host mcp: {}: {}; its connection is closed",
+                            self.peer,
+                            SendStalled(self.limits.send_timeout)
+                        );
+                    }
+                    return;
+                }
                 () = &mut changed => {}
                 () = tokio::time::sleep_until(deadline.unwrap_or(far)) => {}
                 _ = self.stopping.changed(), if !shutting_down => {
@@ -395,6 +437,19 @@ mod tests {
         assert!(!third.activity.is_evicted());
         assert!(!fourth.activity.is_evicted());
         assert_eq!(connections.registry.lock().expect("lock").open.len(), 3);
+    }
+
+    #[test]
+    fn a_keep_alive_that_served_outlives_sockets_that_never_did() {
+        let connections = Connections::new(limits(3, 3, 3));
+        let client = connections.admit(ip(1)).expect("client");
+        // It served a request and idles now, the oldest connection of all.
+        drop(Busy::begin(client.activity.clone()));
+        let first = connections.admit(ip(2)).expect("first");
+        let _second = connections.admit(ip(3)).expect("second");
+        let _third = connections.admit(ip(4)).expect("third");
+        assert!(!client.activity.is_evicted());
+        assert!(first.activity.is_evicted());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the HTTP door watches on each connection: whether it is serving a request and since when
-//! it has waited ([`Activity`]), the bytes it reads ([`Watched`]), a request body's deadline
-//! ([`TimedBody`]) and a response's hold on the connection until it is sent ([`Busy`]).
+//! it has waited ([`Activity`]), the bytes it reads and whether the client reads what it is sent
+//! ([`Watched`]), a request body's deadline ([`TimedBody`]) and a response's hold on the
+//! connection until it is sent ([`Busy`]).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,11 @@ enum Phase {
 pub(super) struct Activity {
     phase: Mutex<Phase>,
     evicted: AtomicBool,
+    /// A whole request head came on it once: a client, not a socket that never said anything.
+    served: AtomicBool,
+
+    /// The client stopped reading and the connection was cut ([`SendStalled`]).
+    stalled: AtomicBool,
     changed: Notify,
     header_timeout: Duration,
     idle_timeout: Duration,
@@ -44,6 +50,8 @@ impl Activity {
                 head: true,
             }),
             evicted: AtomicBool::new(false),
+            served: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
             changed: Notify::new(),
             header_timeout,
             idle_timeout,
@@ -90,6 +98,12 @@ impl Activity {
         }
     }
 
+    /// Whether it has sent a whole request head before (it is a client's keep-alive, then, and
+    /// is closed to make room only after every connection that never has).
+    pub(super) fn has_served(&self) -> bool {
+        self.served.load(Ordering::Acquire)
+    }
+
     /// Closes it (the registry made room with it).
     pub(super) fn evict(&self) {
         self.evicted.store(true, Ordering::Release);
@@ -99,6 +113,11 @@ impl Activity {
     /// Whether the registry closed it.
     pub(super) fn is_evicted(&self) -> bool {
         self.evicted.load(Ordering::Acquire)
+    }
+
+    /// Whether the connection was cut because its client read none of what it was sent in time.
+    pub(super) fn was_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Acquire)
     }
 
     /// Resolves at the next change of phase or eviction (enable it before reading the phase).
@@ -137,6 +156,7 @@ pub(super) struct Busy {
 impl Busy {
     /// Marks `activity` busy until the returned value is dropped.
     pub(super) fn begin(activity: Arc<Activity>) -> Self {
+        activity.served.store(true, Ordering::Release);
         activity.update(|phase| {
             *phase = match *phase {
                 Phase::Busy(n) => Phase::Busy(n + 1),
@@ -247,15 +267,55 @@ impl Body for TimedBody {
     }
 }
 
-/// A connection's stream, telling its [`Activity`] when bytes come in.
+/// A client that read none of what it was sent for the send timeout: a stalled stream of
+/// Server-Sent Events, usually. The door holds what the socket and hyper buffer, no more.
+#[derive(Debug, thiserror::Error)]
+#[error("the client read nothing of the response for {0:?} (--send-timeout)")]
+pub(super) struct SendStalled(pub(super) Duration);
+
+/// A connection's stream, telling its [`Activity`] when bytes come in, and failing a write that
+/// waits on the client for longer than `send_timeout` with [`SendStalled`].
 pub(super) struct Watched<S> {
     stream: S,
     activity: Arc<Activity>,
+    send_timeout: Duration,
+    /// Since the first write the client's window refused, until one goes through.
+    stalled: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> Watched<S> {
-    pub(super) fn new(stream: S, activity: Arc<Activity>) -> Self {
-        Watched { stream, activity }
+    pub(super) fn new(stream: S, activity: Arc<Activity>, send_timeout: Duration) -> Self {
+        Watched {
+            stream,
+            activity,
+            send_timeout,
+            stalled: None,
+        }
+    }
+
+    /// Passes on what a write or flush gave, unless it has waited on the client too long.
+    fn within_send_timeout<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let within = self.send_timeout;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(within)));
+        if stalled.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.stalled = None;
+        self.activity.stalled.store(true, Ordering::Release);
+        Poll::Ready(Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            SendStalled(within),
+        )))
     }
 }
 
@@ -280,11 +340,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.within_send_timeout(cx, written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        self.within_send_timeout(cx, flushed)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -296,7 +358,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.within_send_timeout(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -334,6 +397,27 @@ mod tests {
             activity.deadline(),
             Some(done + Duration::from_secs(5) + head)
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_the_client_does_not_read_fails_after_the_send_timeout() {
+        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60));
+        // A pipe of 16 bytes whose other end never reads.
+        let (near, _far) = tokio::io::duplex(16);
+        let mut watched = Watched::new(near, activity.clone(), Duration::from_secs(5));
+        let start = Instant::now();
+        let mut sent = 0;
+        let error = loop {
+            match tokio::io::AsyncWriteExt::write(&mut watched, b"data: progress\n\n").await {
+                Ok(n) => sent += n,
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(sent, 16);
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        assert!(error.get_ref().is_some_and(|e| e.is::<SendStalled>()));
+        assert_eq!(Instant::now(), start + Duration::from_secs(5));
+        assert!(activity.was_stalled());
     }
 
     #[tokio::test(start_paused = true)]

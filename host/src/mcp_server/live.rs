@@ -64,12 +64,18 @@ impl Drop for LiveRun<'_> {
     }
 }
 
-/// Passes a script's `progress()` to the client as `notifications/progress`, in order.
+/// Progress reports waiting for a client that reads slowly; past it the newest are dropped
+/// (progress is a hint, and a later report says more), so a script that reports in a loop to a
+/// client that stopped reading holds this much and no more.
+const PROGRESS_BACKLOG: usize = 64;
+
+/// Passes a script's `progress()` to the client as `notifications/progress`, in order; reports a
+/// slow client has no room for are dropped ([`PROGRESS_BACKLOG`]).
 pub(super) fn progress_sink(
     token: rmcp::model::ProgressToken,
     peer: rmcp::service::Peer<RoleServer>,
 ) -> crate::output::EventSink {
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Event>(PROGRESS_BACKLOG);
     tokio::spawn(async move {
         let mut sent = 0.0_f64;
         while let Some(event) = receiver.recv().await {
@@ -98,7 +104,7 @@ pub(super) fn progress_sink(
     });
     Arc::new(move |event: Event| {
         if matches!(event, Event::Progress { .. }) {
-            let _ = sender.send(event);
+            let _ = sender.try_send(event);
         }
     })
 }

@@ -118,6 +118,27 @@ impl Drop for QueuePlace<'_> {
 /// Reports `get_run` can return whole.
 const RECENT_REPORTS: usize = 256;
 
+impl Inner {
+    /// The result of a finished run, with links to what it published; kept for `get_run`.
+    fn finished(&self, report: &crate::kernel::RunReport, clamps: &[Clamp]) -> CallToolResult {
+        let mut result = render::report(report, clamps);
+        result.content.extend(resources::content(
+            self.kernel.data_dir(),
+            self.kernel.journal(),
+            report,
+            self.options.max_inline_image,
+        ));
+        if let (Ok(mut recent), Some(structured)) = (self.recent.lock(), &result.structured_content)
+        {
+            if recent.len() == RECENT_REPORTS {
+                recent.pop_front();
+            }
+            recent.push_back((report.id.clone(), structured.clone()));
+        }
+        result
+    }
+}
+
 /// The MCP server; clones share one kernel (each HTTP session gets a clone).
 #[derive(Clone)]
 pub struct ForgeMcp {
@@ -261,18 +282,24 @@ with `forge-host resume {} --approve|--deny`",
                 Err(refused) => return refused,
             },
         };
-        // The run has a task of its own: a request handler that is dropped (the client went
-        // away) cancels it instead of abandoning it half-way, and shutdown waits for it.
+        // The run has a task of its own, which renders its report and keeps it for `get_run`:
+        // a client that goes away mid-run (its connection closed) finds the run finished and
+        // kept. A request handler that is dropped (stdio closed, the server stopping) cancels
+        // the run instead of abandoning it half-way, and shutdown waits for it.
         let live = (!queued).then(|| inner.live.register(cancel.clone()));
         let mut task = tokio::spawn({
             let inner = self.inner.clone();
+            let clamps = clamps.to_vec();
             async move {
                 let _permit = permit;
                 let runner: &dyn Runner = match &inner.options.pool {
                     Some(pool) => pool,
                     None => &inner.kernel,
                 };
-                runner.run(request).await
+                match runner.run(request).await {
+                    Ok(report) => inner.finished(&report, &clamps),
+                    Err(error) => render::not_started(&error),
+                }
             }
         });
         let joined = tokio::select! {
@@ -285,33 +312,12 @@ with `forge-host resume {} --approve|--deny`",
         if let Some(live) = live {
             live.finish();
         }
-        let outcome = joined.unwrap_or_else(|error| {
-            Err(crate::error::Error::new(
+        joined.unwrap_or_else(|error| {
+            render::not_started(&crate::error::Error::new(
                 crate::error::ErrorCode::IsolateFailure,
                 format!("the run's task ended without a report: {error}"),
             ))
-        });
-        match outcome {
-            Ok(report) => {
-                let mut result = render::report(&report, clamps);
-                result.content.extend(resources::content(
-                    inner.kernel.data_dir(),
-                    inner.kernel.journal(),
-                    &report,
-                    inner.options.max_inline_image,
-                ));
-                if let (Ok(mut recent), Some(structured)) =
-                    (inner.recent.lock(), &result.structured_content)
-                {
-                    if recent.len() == RECENT_REPORTS {
-                        recent.pop_front();
-                    }
-                    recent.push_back((report.id.clone(), structured.clone()));
-                }
-                result
-            }
-            Err(error) => render::not_started(&error),
-        }
+        })
     }
 
     /// A slot among the `max_runs`, waiting for one in the queue when all are taken; the
