@@ -238,6 +238,21 @@ impl DataDir {
         Ok(db)
     }
 
+    /// Lets go of the handle `used` after `error`, when it was an I/O failure: redb refuses
+    /// every later operation of a handle that met one (`PreviousIo`), so a long-lived process
+    /// (an MCP server) would stay broken after its disk was full, even once there is room
+    /// again. The next [`DataDir::database`] opens a fresh handle; what was committed is whole.
+    pub fn recover_from(&self, used: &Arc<Database>, error: &redb::Error) {
+        if !matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo) {
+            return;
+        }
+        if let Ok(mut slot) = self.database.lock()
+            && slot.as_ref().is_some_and(|db| Arc::ptr_eq(db, used))
+        {
+            *slot = None;
+        }
+    }
+
     /// Opens the database in `MultiWriter` mode, waiting (with backoff) while another process
     /// holds it exclusively (a repair after a crash, or an older redb).
     fn open_database(&self) -> Result<Database> {

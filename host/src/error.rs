@@ -79,6 +79,10 @@ declare_error_codes! {
     ReplayDiverged = "REPLAY_DIVERGED",
     /// A tool call needs a person's approval: the run paused (`resume ID --approve`).
     ApprovalRequired = "APPROVAL_REQUIRED",
+    /// The host's own disk (the data directory, or where outputs are published) has no space
+    /// left: not the script's doing. Nothing half-written was kept; the run can go again once
+    /// there is room.
+    HostDiskFull = "HOST_DISK_FULL",
 }
 
 impl ErrorCode {
@@ -134,12 +138,14 @@ impl Error {
     }
 
     /// An error with `code` that keeps `source`; the message is `source` and its own sources.
+    /// A chain that ends in the host's disk being full is `HOST_DISK_FULL` whatever `code` says
+    /// ([`code_of`]).
     pub fn from_source(
         code: ErrorCode,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
         Error {
-            code,
+            code: code_of(code, &source),
             message: chain_text(&source),
             source: Some(Box::new(source)),
         }
@@ -162,6 +168,76 @@ impl Error {
             self.code,
             ErrorCode::InvalidInput | ErrorCode::EngineUnavailable
         )
+    }
+}
+
+/// The code a failure stands as: `code`, unless `error` or one of its sources says the host's
+/// disk is full (ENOSPC, EDQUOT), which is `HOST_DISK_FULL` whatever the operation was: the
+/// operation was sound, the machine had no room.
+pub fn code_of(code: ErrorCode, error: &(dyn std::error::Error + 'static)) -> ErrorCode {
+    if out_of_space(error) {
+        ErrorCode::HostDiskFull
+    } else {
+        code
+    }
+}
+
+/// Whether `error` or one of its sources is the host's disk being full. redb's errors do not
+/// give their I/O error as a source, so they are looked into by type.
+pub fn out_of_space(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if io_of(error).is_some_and(is_out_of_space) {
+            return true;
+        }
+        next = error.source();
+    }
+    false
+}
+
+/// Whether an I/O error is a full disk or an exhausted disk quota of the host's user (by its
+/// kind too: a wrapped one, such as tempfile's with the path, keeps its kind but not its errno).
+pub fn is_out_of_space(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{QuotaExceeded, StorageFull};
+    matches!(error.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+        || matches!(error.kind(), StorageFull | QuotaExceeded)
+}
+
+/// The I/O error `error` is, or that a redb error carries.
+fn io_of<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
+    fn storage(error: &redb::StorageError) -> Option<&std::io::Error> {
+        match error {
+            redb::StorageError::Io(io) => Some(io),
+            _ => None,
+        }
+    }
+    if let Some(io) = error.downcast_ref::<std::io::Error>() {
+        return Some(io);
+    }
+    if let Some(redb::Error::Io(io)) = error.downcast_ref::<redb::Error>() {
+        return Some(io);
+    }
+    if let Some(error) = error.downcast_ref::<redb::StorageError>() {
+        return storage(error);
+    }
+    match error.downcast_ref::<redb::CommitError>() {
+        Some(redb::CommitError::Storage(error)) => return storage(error),
+        Some(_) => return None,
+        None => {}
+    }
+    match error.downcast_ref::<redb::TransactionError>() {
+        Some(redb::TransactionError::Storage(error)) => return storage(error),
+        Some(_) => return None,
+        None => {}
+    }
+    match error.downcast_ref::<redb::TableError>() {
+        Some(redb::TableError::Storage(error)) => return storage(error),
+        Some(_) => return None,
+        None => {}
+    }
+    match error.downcast_ref::<redb::DatabaseError>() {
+        Some(redb::DatabaseError::Storage(error)) => storage(error),
+        _ => None,
     }
 }
 
@@ -259,5 +335,35 @@ mod tests {
         assert!(source.downcast_ref::<std::io::Error>().is_some());
         assert!(!error.is_usage());
         assert!(Error::invalid_input("x").is_usage());
+    }
+
+    #[test]
+    fn a_full_disk_anywhere_in_the_chain_is_the_hosts_not_the_operations() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot publish")]
+        struct Publish(#[source] std::io::Error);
+        let full = || std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let error = Error::from_source(ErrorCode::PublicationRejected, Publish(full()));
+        assert_eq!(error.code, ErrorCode::HostDiskFull);
+        let quota = std::io::Error::from_raw_os_error(libc::EDQUOT);
+        assert_eq!(
+            code_of(ErrorCode::IsolateFailure, &quota),
+            ErrorCode::HostDiskFull
+        );
+        // redb keeps its I/O error out of `source()`: it is found by type.
+        let redb = redb::Error::from(redb::StorageError::Io(full()));
+        assert_eq!(
+            code_of(ErrorCode::IsolateFailure, &redb),
+            ErrorCode::HostDiskFull
+        );
+        let commit = redb::CommitError::Storage(redb::StorageError::Io(full()));
+        assert!(out_of_space(&commit));
+        let wrapped = std::io::Error::new(std::io::ErrorKind::StorageFull, "at path /x");
+        assert!(out_of_space(&wrapped), "a wrapped error keeps its kind");
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            Error::from_source(ErrorCode::IsolateFailure, Publish(denied)).code,
+            ErrorCode::IsolateFailure
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::mcp_server::{HttpServer, python};
-use crate::util::{Sandbox, repo};
+use crate::util::{Sandbox, repo, status_kib};
 
 /// Seconds each phase lasts.
 const PHASE_SECONDS: &str = "5";
@@ -31,15 +31,7 @@ fn sixty_four_clients_are_served_without_an_error_and_measured_under_a_flood() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "mcp_load.py failed: {stderr}");
     let load: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let peak_kib = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
-                .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
-        })
-        .unwrap_or_default();
+    let peak_kib = status_kib(server.pid(), "VmHWM:");
     for phase in ["calm", "flooded"] {
         let figures = &load[phase];
         println!(

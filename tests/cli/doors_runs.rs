@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::doors::{closed_by_server, read_head};
 use crate::mcp_server::HttpServer;
-use crate::util::Sandbox;
+use crate::util::{Sandbox, status_kib};
 
 /// An MCP session over raw HTTP/1.1.
 struct Session<'a> {
@@ -132,17 +132,6 @@ fn the_other_run(sandbox: &Sandbox, known: &[&Value]) -> Value {
         .collect();
     assert_eq!(others.len(), 1, "{runs:#}");
     others[0].clone()
-}
-
-/// A field of `/proc/PID/status`, in KiB.
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in {status}"))
 }
 
 #[test]

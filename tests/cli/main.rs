@@ -16,6 +16,7 @@ mod doors_load;
 mod doors_runs;
 mod engines;
 mod etcd_security;
+mod full_disk;
 mod habits;
 mod intl;
 mod journal;

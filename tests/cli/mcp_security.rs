@@ -381,13 +381,7 @@ impl RawServer {
 
     /// The most resident memory the server has had, from the kernel's own count.
     fn peak_rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmHWM")
+        crate::util::status_kib(self.child.id(), "VmHWM:")
     }
 }
 

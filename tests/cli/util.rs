@@ -248,3 +248,14 @@ impl Sandbox {
         self.run_script(Lang::Py, source, args)
     }
 }
+
+/// A field of `/proc/PID/status`, in KiB.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}

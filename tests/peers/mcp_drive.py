@@ -37,6 +37,7 @@ import json
 import os
 import ssl
 import statistics
+import subprocess
 import sys
 import time
 
@@ -343,6 +344,36 @@ async def probe(args):
     }
 
 
+async def full_disk(session, args):
+    """One server process: a run, then the data directory filled (by a file `--fill` names) and a
+    run that must fail for it, then the room given back and a run that must work again."""
+    # One script, stored with room: what meets the full disk is the journal and the state.
+    code = "state.set('n', (state.get('n') ?? 0) + 1); return state.get('n')"
+    run = lambda: session.call_tool("run_javascript", {"code": code, "session": "d"})
+    out = {"before": structured(await run())}
+    chunk = b"\0" * (64 * 1024)
+    with open(args.fill, "wb", buffering=0) as filler:
+        for step in (chunk, chunk[:4096]):
+            try:
+                while filler.write(step):
+                    pass
+            except OSError:
+                pass
+    out["full"] = structured(await run())
+    os.remove(args.fill)
+    out["after"] = structured(await run())
+    # The journal as another process sees it while this server still runs (so reconciliation
+    # leaves its records alone): whatever the full disk stopped must be closed by now.
+    argv = json.loads(args.stdio)
+    data_dir = argv[argv.index("--data-dir") + 1]
+    listed = subprocess.run(
+        [argv[0], "journal", "list", "--json", "--data-dir", data_dir],
+        capture_output=True, check=True,
+    )
+    out["journal"] = json.loads(listed.stdout)
+    return out
+
+
 SCENARIOS = {
     "basic": basic,
     "progress": progress,
@@ -355,6 +386,7 @@ SCENARIOS = {
     "inputs": inputs,
     "files": files,
     "probe": probe,
+    "full_disk": full_disk,
 }
 
 
@@ -370,6 +402,7 @@ async def main():
     parser.add_argument("--input", action="append", default=[], help="`inputs`: a path to name")
     parser.add_argument("--token-file", help="HTTP: a file holding the bearer token to send")
     parser.add_argument("--ca", help="HTTP: the authority the server's certificate must chain to")
+    parser.add_argument("--fill", help="`full_disk`: the file that fills the data directory")
     args = parser.parse_args()
     scenario = SCENARIOS[args.scenario]
     if args.scenario == "probe":

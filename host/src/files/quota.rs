@@ -17,6 +17,7 @@ pub struct DiskQuota {
     used: AtomicU64,
     peak: AtomicU64,
     denied: AtomicBool,
+    host_full: AtomicBool,
     max_open: u32,
     open: AtomicU32,
     files: HeldBlocks,
@@ -48,6 +49,7 @@ impl DiskQuota {
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             denied: AtomicBool::new(false),
+            host_full: AtomicBool::new(false),
             max_open,
             open: AtomicU32::new(0),
             files: HeldBlocks::default(),
@@ -128,6 +130,17 @@ impl DiskQuota {
     /// Whether a write was refused.
     pub fn denied(&self) -> bool {
         self.denied.load(Ordering::Relaxed)
+    }
+
+    /// Notes that a write within the quota failed because the host's own disk is full: a run
+    /// that then fails is the host's doing (`HOST_DISK_FULL`), not the script's.
+    pub fn note_host_full(&self) {
+        self.host_full.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a write failed because the host's disk is full.
+    pub fn host_full(&self) -> bool {
+        self.host_full.load(Ordering::Relaxed)
     }
 }
 

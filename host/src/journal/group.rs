@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 
 use super::transaction::{close_in, create_in, database};
 use super::{Closing, ExecutionRecord, JournalError};
+use crate::datadir::DataDir;
 
 /// One change an execution asks for.
 pub(super) enum Change {
@@ -53,12 +54,12 @@ pub(super) struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the committing thread of `db`.
-    pub(super) fn start(db: Arc<Database>) -> std::io::Result<Self> {
+    /// Starts the committing thread of the database of `dir`.
+    pub(super) fn start(dir: DataDir) -> std::io::Result<Self> {
         let (queue, requests) = mpsc::channel();
         std::thread::Builder::new()
             .name("forge-journal".into())
-            .spawn(move || commit_loop(&db, &requests))?;
+            .spawn(move || commit_loop(&dir, &requests))?;
         Ok(GroupCommit { queue })
     }
 
@@ -77,8 +78,9 @@ impl GroupCommit {
 
 /// Takes whatever is queued, holds new records, commits when something is due, and waits for
 /// more (or until the oldest held record is due).
-fn commit_loop(db: &Database, requests: &mpsc::Receiver<Request>) {
+fn commit_loop(db: &DataDir, requests: &mpsc::Receiver<Request>) {
     let mut held: VecDeque<(Request, Instant)> = VecDeque::new();
+    let mut unclosed = Vec::new();
     loop {
         let next = match held.front() {
             None => match requests.recv() {
@@ -92,7 +94,8 @@ fn commit_loop(db: &Database, requests: &mpsc::Receiver<Request>) {
                     Ok(request) => Some(request),
                     Err(RecvTimeoutError::Timeout) => None,
                     Err(RecvTimeoutError::Disconnected) => {
-                        commit_group(db, held.drain(..).map(|(r, _)| r).collect());
+                        let group = held.drain(..).map(|(r, _)| r).collect();
+                        commit_group(db, group, &mut unclosed);
                         return;
                     }
                 }
@@ -112,7 +115,7 @@ fn commit_loop(db: &Database, requests: &mpsc::Receiver<Request>) {
         if due {
             let mut group: Vec<Request> = held.drain(..).map(|(r, _)| r).collect();
             group.extend(others);
-            commit_group(db, group);
+            commit_group(db, group, &mut unclosed);
         }
     }
 }
@@ -125,18 +128,76 @@ fn apply(write: &redb::WriteTransaction, change: Change) -> Answer {
     }
 }
 
-fn commit_group(db: &Database, mut group: Vec<Request>) {
+/// The database a group is written to, and the data directory that gets a fresh handle after an
+/// I/O failure ([`DataDir::recover_from`]).
+struct Target<'a> {
+    dir: &'a DataDir,
+    db: Arc<Database>,
+}
+
+impl Target<'_> {
+    fn noted(&self, answer: Answer) -> Answer {
+        if let Err(JournalError::Database(error)) = &answer {
+            self.dir.recover_from(&self.db, error);
+        }
+        answer
+    }
+}
+
+/// Most closes kept to be tried again after an I/O failure; past it the oldest are left to
+/// reconciliation, as a crash would.
+const MAX_UNCLOSED: usize = 10_000;
+
+/// Commits `group`. A close that failed for an I/O failure (a full disk) is answered with that
+/// failure and kept in `unclosed`, to be tried again with each later group: once there is room,
+/// its record is closed as the run ended, rather than left `running` until this process is gone.
+fn commit_group(dir: &DataDir, mut group: Vec<Request>, unclosed: &mut Vec<Change>) {
     // A flush writes nothing itself: it is answered once the rest is committed.
-    let (flushes, changes): (Vec<Request>, Vec<Request>) = group
+    let (flushes, mut changes): (Vec<Request>, Vec<Request>) = group
         .drain(..)
         .partition(|request| matches!(request.change, Change::Flush));
-    commit_changes(db, changes);
+    let mut closes = Vec::new();
+    for change in unclosed.drain(..) {
+        let (reply, answer) = oneshot::channel();
+        closes.push((change.clone_for_retry(), answer, None));
+        changes.insert(0, Request { change, reply });
+    }
+    for request in &mut changes {
+        if matches!(request.change, Change::Close(..)) {
+            let (reply, answer) = oneshot::channel();
+            let caller = std::mem::replace(&mut request.reply, reply);
+            closes.push((request.change.clone_for_retry(), answer, Some(caller)));
+        }
+    }
+    commit_on(dir, changes);
+    for (change, mut answer, caller) in closes {
+        let answer = answer.try_recv().unwrap_or(Err(JournalError::Stopped));
+        if answer.as_ref().is_err_and(JournalError::is_io_failure) && unclosed.len() < MAX_UNCLOSED
+        {
+            unclosed.push(change);
+        }
+        if let Some(caller) = caller {
+            let _ = caller.send(answer);
+        }
+    }
     for flush in flushes {
         let _ = flush.reply.send(Ok(None));
     }
 }
 
-fn commit_changes(db: &Database, group: Vec<Request>) {
+fn commit_on(dir: &DataDir, changes: Vec<Request>) {
+    match dir.database() {
+        Ok(db) => commit_changes(&Target { dir, db }, changes),
+        Err(error) => {
+            let why = Arc::new(error);
+            for request in changes {
+                let _ = request.reply.send(Err(JournalError::Reopen(why.clone())));
+            }
+        }
+    }
+}
+
+fn commit_changes(db: &Target<'_>, group: Vec<Request>) {
     if group.is_empty() {
         return;
     }
@@ -147,7 +208,7 @@ fn commit_changes(db: &Database, group: Vec<Request>) {
         }
         return;
     }
-    let Ok(write) = db.begin_write() else {
+    let Ok(write) = db.db.begin_write() else {
         return commit_each(db, group);
     };
     // Each change is kept (cloned) until the commit succeeds, to be retried alone if it fails.
@@ -186,18 +247,21 @@ fn commit_changes(db: &Database, group: Vec<Request>) {
     }
 }
 
-fn commit_each(db: &Database, group: Vec<Request>) {
+fn commit_each(db: &Target<'_>, group: Vec<Request>) {
     for request in group {
         let answer = commit_alone(db, request.change);
         let _ = request.reply.send(answer);
     }
 }
 
-fn commit_alone(db: &Database, change: Change) -> Answer {
-    let write = db.begin_write().map_err(database)?;
-    let answer = apply(&write, change)?;
-    write.commit().map_err(database)?;
-    Ok(answer)
+fn commit_alone(db: &Target<'_>, change: Change) -> Answer {
+    let committed = (|| {
+        let write = db.db.begin_write().map_err(database)?;
+        let answer = apply(&write, change)?;
+        write.commit().map_err(database)?;
+        Ok(answer)
+    })();
+    db.noted(committed)
 }
 
 impl Change {

@@ -109,6 +109,9 @@ pub enum JournalError {
     /// The data directory's database could not be opened.
     #[error("journal")]
     Open(#[source] DataDirError),
+    /// The database could not be opened again after an I/O failure.
+    #[error("journal")]
+    Reopen(#[source] std::sync::Arc<DataDirError>),
     /// The database is of a schema this version cannot read.
     #[error("journal")]
     Schema(#[from] SchemaError),
@@ -133,6 +136,18 @@ pub enum JournalError {
 }
 
 impl JournalError {
+    /// Whether the database met an I/O failure (a full disk, say): the same change may succeed
+    /// later, on a fresh handle.
+    pub fn is_io_failure(&self) -> bool {
+        match self {
+            JournalError::Database(error) => {
+                matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo)
+            }
+            JournalError::Reopen(_) => true,
+            _ => false,
+        }
+    }
+
     /// The stable code.
     pub fn code(&self) -> ErrorCode {
         match self {

@@ -23,7 +23,7 @@ impl Journal {
         if dead.is_empty() {
             return Ok(0);
         }
-        let write = self.db.begin_write().map_err(database)?;
+        let write = self.db()?.begin_write().map_err(database)?;
         let mut reconciled = 0;
         {
             let mut executions = write.open_table(EXECUTIONS).map_err(database)?;
@@ -64,7 +64,7 @@ impl Journal {
 
     /// Ids of open executions whose owner is gone (read without taking the write lock).
     fn open_of_dead_owners(&self) -> Result<Vec<String>, JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let open = read.open_table(OPEN).map_err(database)?;
         let mut dead = Vec::new();
         for row in open.iter().map_err(database)? {

@@ -36,7 +36,7 @@ impl Journal {
         id: &str,
         by: &str,
     ) -> Result<Result<(), ResumeRefused>, JournalError> {
-        let write = self.db.begin_write().map_err(database)?;
+        let write = self.db()?.begin_write().map_err(database)?;
         let refusal = {
             let executions = write.open_table(EXECUTIONS).map_err(database)?;
             let read = |key: &str| -> Result<Option<ExecutionRecord>, JournalError> {

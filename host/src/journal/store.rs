@@ -29,7 +29,9 @@ pub struct ListFilter {
 /// The journal of a data directory.
 #[derive(Clone)]
 pub struct Journal {
-    pub(super) db: Arc<Database>,
+    /// Where the database handle comes from: a fresh one after an I/O failure
+    /// ([`DataDir::recover_from`]).
+    dir: DataDir,
     /// Started on the first grouped write; `None` inside if its thread could not start.
     group: Arc<OnceLock<Option<GroupCommit>>>,
 }
@@ -38,9 +40,8 @@ impl Journal {
     /// Opens the journal of `dir`: checks (or writes) the schema version, then reconciles
     /// executions that a dead process left open.
     pub fn open(dir: &DataDir) -> Result<Self, JournalError> {
-        let db = dir.database().map_err(JournalError::Open)?;
         let journal = Journal {
-            db,
+            dir: dir.clone(),
             group: Arc::new(OnceLock::new()),
         };
         journal.check_schema()?;
@@ -48,8 +49,27 @@ impl Journal {
         Ok(journal)
     }
 
+    /// The database handle.
+    pub(super) fn db(&self) -> Result<Arc<Database>, JournalError> {
+        self.dir.database().map_err(JournalError::Open)
+    }
+
+    /// Runs `write` on the database; after an I/O failure the next operation gets a fresh
+    /// handle, so that a full disk given room again does not leave this process broken.
+    pub(super) fn writing<T>(
+        &self,
+        write: impl FnOnce(&Database) -> Result<T, JournalError>,
+    ) -> Result<T, JournalError> {
+        let db = self.db()?;
+        let result = write(&db);
+        if let Err(JournalError::Database(error)) = &result {
+            self.dir.recover_from(&db, error);
+        }
+        result
+    }
+
     fn check_schema(&self) -> Result<(), JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let found = match read.open_table(META) {
             Ok(meta) => meta.get(SCHEMA_KEY).map_err(database)?.map(|v| v.value()),
             Err(TableError::TableDoesNotExist(_)) => None,
@@ -59,28 +79,32 @@ impl Journal {
         if found == Some(SCHEMA_VERSION) {
             return Ok(());
         }
-        let write = self.db.begin_write().map_err(database)?;
-        {
-            let mut meta = write.open_table(META).map_err(database)?;
-            let current = meta.get(SCHEMA_KEY).map_err(database)?.map(|v| v.value());
-            if let Some(version) = current {
-                schema::migrate(version, &write)?;
+        self.writing(|db| {
+            let write = db.begin_write().map_err(database)?;
+            {
+                let mut meta = write.open_table(META).map_err(database)?;
+                let current = meta.get(SCHEMA_KEY).map_err(database)?.map(|v| v.value());
+                if let Some(version) = current {
+                    schema::migrate(version, &write)?;
+                }
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(database)?;
+                // Create every table, so that readers never meet a missing one.
+                write.open_table(EXECUTIONS).map_err(database)?;
+                write.open_table(CALLS).map_err(database)?;
+                write.open_table(OPEN).map_err(database)?;
+                write.open_table(TAPES).map_err(database)?;
             }
-            meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(database)?;
-            // Create every table, so that readers never meet a missing one.
-            write.open_table(EXECUTIONS).map_err(database)?;
-            write.open_table(CALLS).map_err(database)?;
-            write.open_table(OPEN).map_err(database)?;
-            write.open_table(TAPES).map_err(database)?;
-        }
-        write.commit().map_err(database)
+            write.commit().map_err(database)
+        })
     }
 
     /// Records a new execution (durably).
     pub fn create(&self, record: &ExecutionRecord) -> Result<(), JournalError> {
-        let write = self.db.begin_write().map_err(database)?;
-        create_in(&write, record)?;
-        write.commit().map_err(database)
+        self.writing(|db| {
+            let write = db.begin_write().map_err(database)?;
+            create_in(&write, record)?;
+            write.commit().map_err(database)
+        })
     }
 
     /// [`Journal::create`], committed in one transaction with the other executions' writes
@@ -118,7 +142,7 @@ impl Journal {
     ) -> futures::future::BoxFuture<'static, Result<Option<ExecutionRecord>, JournalError>> {
         let group = self
             .group
-            .get_or_init(|| GroupCommit::start(self.db.clone()).ok());
+            .get_or_init(|| GroupCommit::start(self.dir.clone()).ok());
         match group {
             Some(group) => Box::pin(group.submit(change)),
             // No thread for it: commit here, as the plain operations do.
@@ -136,10 +160,12 @@ impl Journal {
     /// Ends execution `id`, once: a second close fails and changes nothing. Its nested calls are
     /// written in the same transaction.
     pub fn close(&self, id: &str, closing: Closing) -> Result<ExecutionRecord, JournalError> {
-        let write = self.db.begin_write().map_err(database)?;
-        let record = close_in(&write, id, closing)?;
-        write.commit().map_err(database)?;
-        Ok(record)
+        self.writing(|db| {
+            let write = db.begin_write().map_err(database)?;
+            let record = close_in(&write, id, closing)?;
+            write.commit().map_err(database)?;
+            Ok(record)
+        })
     }
 
     /// Records, inside `write` (the state store's commit transaction), that execution `id`
@@ -161,7 +187,7 @@ impl Journal {
 
     /// Execution `id`.
     pub fn get(&self, id: &str) -> Result<ExecutionRecord, JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let executions = read.open_table(EXECUTIONS).map_err(database)?;
         let bytes = executions
             .get(id)
@@ -172,7 +198,7 @@ impl Journal {
 
     /// Execution `id`'s nested calls, in order.
     pub fn calls(&self, id: &str) -> Result<Vec<CallRecord>, JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let calls = read.open_table(CALLS).map_err(database)?;
         let mut out = Vec::new();
         for row in calls.range((id, 0)..=(id, u32::MAX)).map_err(database)? {
@@ -184,7 +210,7 @@ impl Journal {
 
     /// Executions matching `filter`, most recent first.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<ExecutionRecord>, JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let executions = read.open_table(EXECUTIONS).map_err(database)?;
         let mut out = Vec::new();
         for row in executions.iter().map_err(database)?.rev() {

@@ -35,7 +35,7 @@ fn blobs_of(tape: &Tape) -> impl Iterator<Item = &String> {
 impl Journal {
     /// The replay record of execution `id`, if it was recorded.
     pub fn tape(&self, id: &str) -> Result<Option<Tape>, JournalError> {
-        let read = self.db.begin_read().map_err(database)?;
+        let read = self.db()?.begin_read().map_err(database)?;
         let tapes = match read.open_table(TAPES) {
             Ok(tapes) => tapes,
             // A journal written before replay records existed has none yet.
@@ -57,7 +57,7 @@ impl Journal {
                 .checked_sub(older_than)
                 .unwrap_or(SystemTime::UNIX_EPOCH),
         );
-        let write = self.db.begin_write().map_err(database)?;
+        let write = self.db()?.begin_write().map_err(database)?;
         let mut pruned = Pruned::default();
         let mut keep = HashSet::new();
         {
@@ -105,7 +105,7 @@ mod tests {
         let data = DataDir::new(dir.path());
         let journal = Journal::open(&data).expect("journal");
         // A journal of this schema whose tapes table was never created (an older forge-host).
-        let write = journal.db.begin_write().expect("write");
+        let write = journal.db().expect("db").begin_write().expect("write");
         assert!(write.delete_table(super::TAPES).expect("drop the table"));
         write.commit().expect("commit");
         let journal = Journal::open(&data).expect("opened again");

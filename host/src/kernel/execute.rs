@@ -113,7 +113,10 @@ fn start<'k>(kernel: &Kernel, prepared: Prepared<'k>, life: &mut Lifecycle) -> R
     let created = kernel
         .journal
         .create_grouped(record)
-        .map_err(|error| Arc::<str>::from(crate::error::chain_text(&error)))
+        .map_err(|error| {
+            let code = crate::error::code_of(error.code(), &error);
+            (code, Arc::<str>::from(crate::error::chain_text(&error)))
+        })
         .boxed()
         .shared();
     let record_durable: RecordDurable = {
@@ -124,9 +127,12 @@ fn start<'k>(kernel: &Kernel, prepared: Prepared<'k>, life: &mut Lifecycle) -> R
             journal.flush_grouped();
             created.await?;
             match before_effects {
-                Some(hook) => hook()
-                    .await
-                    .map_err(|refused| Arc::<str>::from(refused.to_string())),
+                Some(hook) => hook().await.map_err(|refused| {
+                    (
+                        ErrorCode::IsolateFailure,
+                        Arc::<str>::from(refused.to_string()),
+                    )
+                }),
                 None => Ok(()),
             }
         }
@@ -178,6 +184,9 @@ async fn settle(kernel: &Kernel, started: Started<'_>, life: &mut Lifecycle) -> 
     };
     let tape = taped::finish(&deck, &report);
     report.not_replayable = tape.as_ref().and_then(|t| t.not_replayable.clone());
+    // What the run left in its folder goes before the close is written: a run that filled the
+    // host's disk must not keep its own record from being closed.
+    kernel.jobs.give_back(job);
     kernel
         .journal
         .close_grouped(
@@ -194,11 +203,24 @@ async fn settle(kernel: &Kernel, started: Started<'_>, life: &mut Lifecycle) -> 
                 pending: report.pending.clone(),
             },
         )
-        .await?;
+        .await
+        .map_err(|error| {
+            let code = crate::error::code_of(error.code(), &error);
+            Error::new(
+                code,
+                format!(
+                    "execution {} ended as `{}`, but its journal record could not be closed: {}; \
+what it committed stands, and the record is closed once there is room (or as interrupted, \
+if this process ends first)",
+                    facts.id,
+                    report.status.as_str(),
+                    crate::error::chain_text(&error)
+                ),
+            )
+        })?;
     // The record is durable by now (at the latest with the close), so `Started` is being sent;
     // it goes out before the report.
     let _ = announced.await;
-    kernel.jobs.give_back(job);
     Ok(report)
 }
 
@@ -233,10 +255,10 @@ async fn finish(
     // State and publication change the world outside: not before the record is durable.
     let target = settle::publication_target(&facts.request, &job, &facts.id);
     if collected.would_change_the_world(target.as_deref())
-        && let Err(why) = record_durable.await
+        && let Err((code, why)) = record_durable.await
     {
         let error = Error::new(
-            ErrorCode::IsolateFailure,
+            code,
             format!("the execution's journal record could not be written: {why}"),
         );
         return (Err(error), job);

@@ -99,6 +99,7 @@ pub(super) fn collect(
     let refusals = verdict::Refusals {
         memory: observers.memory.denied(),
         disk: observers.disk.denied(),
+        host_disk: observers.disk.host_full(),
     };
     let (outcome, store) = match finished {
         Err(stop) => {
@@ -142,7 +143,7 @@ pub(super) fn collect(
 }
 
 fn failed_by(error: &(dyn std::error::Error + 'static), code: ErrorCode) -> Verdict {
-    Verdict::failed(code, chain_text(error))
+    Verdict::failed(crate::error::code_of(code, error), chain_text(error))
 }
 
 /// Settles what becomes durable. A run that succeeded stages its publication (validated and

@@ -73,13 +73,16 @@ impl Verdict {
 }
 
 /// What the host refused the guest during the run. A plain failure after a refusal is the
-/// refusal's doing: a denied memory growth makes it `MEMORY_LIMIT`, a denied write `DISK_LIMIT`.
+/// refusal's doing: a denied memory growth makes it `MEMORY_LIMIT`, a denied write `DISK_LIMIT`,
+/// a write the host's own full disk refused `HOST_DISK_FULL`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Refusals {
     /// A memory growth was denied.
     pub memory: bool,
     /// A write past the disk quota was denied.
     pub disk: bool,
+    /// A write within the quota failed because the host's disk is full.
+    pub host_disk: bool,
 }
 
 /// Codes only the host can know; a guest reporting one of them is a plain script failure.
@@ -96,6 +99,7 @@ fn host_only(code: ErrorCode) -> bool {
             | PublicationRejected
             | EngineUnavailable
             | DiskLimit
+            | HostDiskFull
     )
 }
 
@@ -106,6 +110,7 @@ pub fn guest_code(reported: &str, refusals: Refusals) -> ErrorCode {
     match ErrorCode::parse(reported) {
         Some(ErrorCode::ScriptRuntime) | None if refusals.memory => ErrorCode::MemoryLimit,
         Some(ErrorCode::ScriptRuntime) | None if refusals.disk => ErrorCode::DiskLimit,
+        Some(ErrorCode::ScriptRuntime) | None if refusals.host_disk => ErrorCode::HostDiskFull,
         Some(code) if host_only(code) => ErrorCode::ScriptRuntime,
         Some(code) => code,
         None => ErrorCode::ScriptRuntime,
@@ -249,6 +254,7 @@ mod tests {
     const MEMORY: Refusals = Refusals {
         memory: true,
         disk: false,
+        host_disk: false,
     };
 
     #[test]
@@ -278,6 +284,7 @@ mod tests {
             "TOOL_BUDGET",
             "FUEL_EXHAUSTED",
             "DISK_LIMIT",
+            "HOST_DISK_FULL",
             "NONSENSE",
         ] {
             let v = decide(None, failed(forged), Refusals::default());
@@ -308,6 +315,18 @@ mod tests {
         };
         assert_eq!(guest_code("SCRIPT_RUNTIME", disk), ErrorCode::DiskLimit);
         assert_eq!(guest_code("TOOL_FAILED", disk), ErrorCode::ToolFailed);
+        let host_full = Refusals {
+            host_disk: true,
+            ..Refusals::default()
+        };
+        assert_eq!(
+            guest_code("SCRIPT_RUNTIME", host_full),
+            ErrorCode::HostDiskFull
+        );
+        assert_eq!(
+            guest_code("SCRIPT_SYNTAX", host_full),
+            ErrorCode::ScriptSyntax
+        );
     }
 
     #[test]

@@ -129,8 +129,23 @@ impl RedbStateStore {
         session: &str,
         commit: &Commit<'_>,
     ) -> Result<u64, CommitError> {
-        let (changes, max_bytes) = (commit.changes, commit.max_bytes);
         let db = self.database()?;
+        let result = Self::commit_in(&db, execution, session, commit);
+        // A handle that met an I/O failure (a full disk) refuses everything after: the next
+        // commit gets a fresh one.
+        if let Err(CommitError::Storage(error)) = &result {
+            self.dir.recover_from(&db, error);
+        }
+        result
+    }
+
+    fn commit_in(
+        db: &redb::Database,
+        execution: Option<&str>,
+        session: &str,
+        commit: &Commit<'_>,
+    ) -> Result<u64, CommitError> {
+        let (changes, max_bytes) = (commit.changes, commit.max_bytes);
         let write = db.begin_write().map_err(storage)?;
         let revision = {
             let mut table = write.open_table(STATE).map_err(storage)?;

@@ -42,10 +42,10 @@ struct Finished {
 
 type CallFuture = Pin<Box<dyn Future<Output = Finished> + Send>>;
 
-/// Resolves once the execution's `running` record is durable in the journal, or with why it
-/// could not be written.
+/// Resolves once the execution's `running` record is durable in the journal, or with the code
+/// and the reason it could not be written (`HOST_DISK_FULL` when the host's disk is full).
 pub type RecordDurable =
-    futures::future::Shared<futures::future::BoxFuture<'static, Result<(), Arc<str>>>>;
+    futures::future::Shared<futures::future::BoxFuture<'static, Result<(), (ErrorCode, Arc<str>)>>>;
 
 /// The nested calls of one execution.
 pub struct ToolCalls {
@@ -358,14 +358,14 @@ impl ToolCalls {
                 None => permits.acquire_owned().await.ok(),
             };
             let name = tool.info().name.clone();
-            if let Some(Err(why)) = match record_durable {
+            if let Some(Err((code, why))) = match record_durable {
                 Some(durable) => Some(durable.await),
                 None => None,
             } {
                 return Finished {
                     id,
                     outcome: Err(ToolError {
-                        code: ErrorCode::IsolateFailure,
+                        code,
                         message: format!(
                             "`{name}` did not run: the execution's journal record could not be written: {why}"
                         ),

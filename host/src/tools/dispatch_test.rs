@@ -216,7 +216,9 @@ async fn calls_that_change_the_world_wait_for_the_record_and_others_do_not() {
     }
     let (written, durable) = tokio::sync::oneshot::channel::<()>();
     let durable: RecordDurable = futures::FutureExt::shared(Box::pin(async move {
-        durable.await.map_err(|_| Arc::<str>::from("dropped"))
+        durable
+            .await
+            .map_err(|_| (ErrorCode::IsolateFailure, Arc::<str>::from("dropped")))
     })
         as futures::future::BoxFuture<'static, _>);
     let mut calls = ToolCalls::new(Arc::new(registry), Policy::allow_all(), &Limits::default());
@@ -272,11 +274,11 @@ async fn a_record_that_cannot_be_written_fails_the_calls_that_wait_for_it() {
         }
     }
     registry.register(Arc::new(Never(info)));
-    let failed: RecordDurable =
-        futures::FutureExt::shared(
-            Box::pin(std::future::ready(Err(Arc::<str>::from("disk full"))))
-                as futures::future::BoxFuture<'static, _>,
-        );
+    let failed: RecordDurable = futures::FutureExt::shared(Box::pin(std::future::ready(Err((
+        ErrorCode::HostDiskFull,
+        Arc::<str>::from("disk full"),
+    ))))
+        as futures::future::BoxFuture<'static, _>);
     let mut calls = ToolCalls::new(Arc::new(registry), Policy::allow_all(), &Limits::default());
     calls.hold_effects_until(failed);
     calls
@@ -289,7 +291,7 @@ async fn a_record_that_cannot_be_written_fails_the_calls_that_wait_for_it() {
         .expect("no stop")
         .expect("a completion");
     let error = done.outcome.expect_err("it fails");
-    assert_eq!(error.code, ErrorCode::IsolateFailure);
+    assert_eq!(error.code, ErrorCode::HostDiskFull, "the journal's code");
     assert!(error.message.contains("disk full"), "{}", error.message);
 }
 

@@ -4,7 +4,8 @@
 //! with `insufficient-space` (ENOSPC, "No space left on device"), which a script can catch;
 //! truncating, replacing or deleting a file gives its bytes back. Each descriptor the guest opens
 //! is counted against `--max-open-files` too. The adapter shadows the interface in the linker
-//! (`engines/runtime.rs`).
+//! (`engines/runtime.rs`). A write the quota let through that the host's own disk has no room
+//! for fails in the guest the same way, and is noted: a run that then fails is `HOST_DISK_FULL`.
 
 use std::sync::Arc;
 
@@ -88,6 +89,19 @@ impl QuotaFsView<'_> {
         }
     }
 
+    /// Notes a host call that failed because the host's disk is full.
+    fn noted<T>(&self, result: FsResult<T>) -> FsResult<T> {
+        if let Err(error) = &result
+            && matches!(
+                error.downcast_ref(),
+                Some(ErrorCode::InsufficientSpace | ErrorCode::Quota)
+            )
+        {
+            self.quota.note_host_full();
+        }
+        result
+    }
+
     fn grow(&self, bytes: u64) -> FsResult<()> {
         self.quota
             .grow(bytes)
@@ -151,7 +165,8 @@ impl HostDescriptor for QuotaFsView<'_> {
             .before_write(key, size, offset, buf.len() as u64)
             .growth();
         self.grow(growth)?;
-        match HostDescriptor::write(&mut self.fs, fd, buf, offset).await {
+        let written = HostDescriptor::write(&mut self.fs, fd, buf, offset).await;
+        match self.noted(written) {
             Ok(written) => {
                 let grown = self
                     .quota
@@ -178,7 +193,8 @@ impl HostDescriptor for QuotaFsView<'_> {
         // Growing a file adds a hole, which holds nothing, but may complete its last block.
         let growth = self.quota.files().before_resize(key, before, size).growth();
         self.grow(growth)?;
-        if let Err(error) = HostDescriptor::set_size(&mut self.fs, fd, size).await {
+        let resized = HostDescriptor::set_size(&mut self.fs, fd, size).await;
+        if let Err(error) = self.noted(resized) {
             self.quota.release(growth);
             return Err(error);
         }
@@ -225,9 +241,9 @@ impl HostDescriptor for QuotaFsView<'_> {
         self.quota
             .open()
             .map_err(|_| FsError::from(ErrorCode::Quota))?;
-        let opened = HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
-            .await
-            .inspect_err(|_| self.quota.close())?;
+        let opened =
+            HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
+        let opened = self.noted(opened).inspect_err(|_| self.quota.close())?;
         self.release_file(truncated);
         Ok(opened)
     }
@@ -252,7 +268,8 @@ impl HostDescriptor for QuotaFsView<'_> {
     ) -> FsResult<()> {
         // A rename onto a file replaces it: its bytes are freed.
         let replaced = self.only_name_at(&new_fd, &new_path);
-        HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await?;
+        let renamed = HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await;
+        self.noted(renamed)?;
         self.release_file(replaced);
         Ok(())
     }
@@ -268,7 +285,8 @@ impl HostDescriptor for QuotaFsView<'_> {
     }
 
     async fn sync_data(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
-        HostDescriptor::sync_data(&mut self.fs, fd).await
+        let synced = HostDescriptor::sync_data(&mut self.fs, fd).await;
+        self.noted(synced)
     }
 
     async fn get_flags(
@@ -311,7 +329,8 @@ impl HostDescriptor for QuotaFsView<'_> {
     }
 
     async fn sync(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
-        HostDescriptor::sync(&mut self.fs, fd).await
+        let synced = HostDescriptor::sync(&mut self.fs, fd).await;
+        self.noted(synced)
     }
 
     async fn create_directory_at(
@@ -319,7 +338,8 @@ impl HostDescriptor for QuotaFsView<'_> {
         fd: Resource<types::Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        HostDescriptor::create_directory_at(&mut self.fs, fd, path).await
+        let created = HostDescriptor::create_directory_at(&mut self.fs, fd, path).await;
+        self.noted(created)
     }
 
     async fn stat(&mut self, fd: Resource<types::Descriptor>) -> FsResult<types::DescriptorStat> {
@@ -354,7 +374,7 @@ impl HostDescriptor for QuotaFsView<'_> {
         new_descriptor: Resource<types::Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        HostDescriptor::link_at(
+        let linked = HostDescriptor::link_at(
             &mut self.fs,
             fd,
             old_path_flags,
@@ -362,7 +382,8 @@ impl HostDescriptor for QuotaFsView<'_> {
             new_descriptor,
             new_path,
         )
-        .await
+        .await;
+        self.noted(linked)
     }
 
     fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
@@ -472,6 +493,19 @@ impl MeteredStream {
     fn no_space() -> StreamError {
         StreamError::LastOperationFailed(std::io::Error::from_raw_os_error(libc::ENOSPC).into())
     }
+
+    /// Notes a write of the file stream that failed because the host's disk is full (the
+    /// stream writes in the background, so it may say so at a later call).
+    fn noted<T>(&self, result: StreamResult<T>) -> StreamResult<T> {
+        if let Err(StreamError::LastOperationFailed(error)) = &result
+            && error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(crate::error::is_out_of_space)
+        {
+            self.quota.note_host_full();
+        }
+        result
+    }
 }
 
 #[async_trait::async_trait]
@@ -498,8 +532,8 @@ impl OutputStream for MeteredStream {
         if self.quota.grow(growth).is_err() {
             return Err(Self::no_space());
         }
-        self.inner
-            .write(bytes)
+        let written = self.inner.write(bytes);
+        self.noted(written)
             .inspect_err(|_| self.quota.release(growth))?;
         files.wrote(self.key, size, offset, len);
         let end = offset.saturating_add(len);
@@ -509,11 +543,13 @@ impl OutputStream for MeteredStream {
     }
 
     fn flush(&mut self) -> StreamResult<()> {
-        self.inner.flush()
+        let flushed = self.inner.flush();
+        self.noted(flushed)
     }
 
     fn check_write(&mut self) -> StreamResult<usize> {
-        self.inner.check_write()
+        let ready = self.inner.check_write();
+        self.noted(ready)
     }
 }
 
