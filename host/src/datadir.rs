@@ -92,6 +92,12 @@ impl From<DataDirError> for Error {
 
 type Result<T, E = DataDirError> = std::result::Result<T, E>;
 
+/// Whether `error` is an I/O failure of the database, after which redb refuses everything of
+/// that handle ([`DataDir::recover_from`]).
+pub fn io_failed(error: &redb::Error) -> bool {
+    matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo)
+}
+
 /// The database's page cache, in bytes.
 const DATABASE_CACHE_BYTES: usize = 1 << 20;
 
@@ -243,7 +249,7 @@ impl DataDir {
     /// (an MCP server) would stay broken after its disk was full, even once there is room
     /// again. The next [`DataDir::database`] opens a fresh handle; what was committed is whole.
     pub fn recover_from(&self, used: &Arc<Database>, error: &redb::Error) {
-        if !matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo) {
+        if !io_failed(error) {
             return;
         }
         if let Ok(mut slot) = self.database.lock()

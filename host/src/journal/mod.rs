@@ -140,9 +140,7 @@ impl JournalError {
     /// later, on a fresh handle.
     pub fn is_io_failure(&self) -> bool {
         match self {
-            JournalError::Database(error) => {
-                matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo)
-            }
+            JournalError::Database(error) => crate::datadir::io_failed(error),
             JournalError::Reopen(_) => true,
             _ => false,
         }
