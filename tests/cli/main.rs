@@ -13,6 +13,7 @@ mod crash;
 mod disk;
 mod doors;
 mod doors_load;
+mod doors_memory;
 mod doors_runs;
 mod engines;
 mod etcd_security;

@@ -22,6 +22,8 @@ prints one JSON object with what it saw; the Rust tests assert on it. Scenarios:
   index.html; prints the result's content items, what resources/read returns for each link and
   for the page's asset (sha256, mime type, text or blob), what it answers for URIs it must
   refuse (another run's, outside the run's files, another scheme), and resources/list;
+- pressure: -n calls of --code at once, each asking for --memory-mb (the server lowers it to
+  its --memory); prints each result and how long its call took;
 - probe (HTTP only, no session): posts an initialize request as it is (with the token of
   --token-file, if given) and prints the status and WWW-Authenticate header.
 
@@ -374,6 +376,18 @@ async def full_disk(session, args):
     return out
 
 
+async def pressure(session, args):
+    """-n calls at once, as a crowd of agents would make them; each result with its duration."""
+
+    async def one():
+        began = time.monotonic()
+        arguments = {"code": args.code, "memory_mb": args.memory_mb}
+        result = structured(await session.call_tool("run_javascript", arguments))
+        return {"result": result, "ms": (time.monotonic() - began) * 1000}
+
+    return {"calls": await asyncio.gather(*(one() for _ in range(args.n)))}
+
+
 SCENARIOS = {
     "basic": basic,
     "progress": progress,
@@ -387,6 +401,7 @@ SCENARIOS = {
     "files": files,
     "probe": probe,
     "full_disk": full_disk,
+    "pressure": pressure,
 }
 
 
@@ -402,6 +417,7 @@ async def main():
     parser.add_argument("--input", action="append", default=[], help="`inputs`: a path to name")
     parser.add_argument("--token-file", help="HTTP: a file holding the bearer token to send")
     parser.add_argument("--ca", help="HTTP: the authority the server's certificate must chain to")
+    parser.add_argument("--memory-mb", type=int, default=1024, help="`pressure`: each call's memory_mb")
     parser.add_argument("--fill", help="`full_disk`: the file that fills the data directory")
     args = parser.parse_args()
     scenario = SCENARIOS[args.scenario]

@@ -9,6 +9,7 @@ use super::DataDirArgs;
 use super::door_flags::DoorFlags;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::memory_flag::MemoryFlag;
 use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
@@ -83,6 +84,8 @@ pub struct McpArgs {
     /// Calls waiting for a free run slot at most; one more is refused with BUDGET_EXCEEDED
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub max_queued: u32,
+    #[command(flatten)]
+    pub memory: MemoryFlag,
     /// Session of calls that name none
     #[arg(long, value_name = "NAME", default_value = "mcp")]
     pub session: String,
@@ -167,11 +170,17 @@ pub async fn run(data: &DataDirArgs, args: McpArgs) -> anyhow::Result<ExitCode> 
         .then(|| forge_host::files::InputRoots::open(&roots))
         .transpose()?;
     let max_message_bytes = forge_host::mcp_server::max_message_bytes(&ceilings);
+    // A pool's workers bound their own runs' memory.
+    let max_memory = match &target {
+        Some(_) => None,
+        None => args.memory.budget(&ceilings, max_runs)?,
+    };
     let options = ServerOptions {
         ceilings,
         policy: args.gate.policy(args.ask.is_some()),
         max_runs,
         max_queued: args.max_queued as usize,
+        max_memory,
         inputs_root,
         max_inline_image: args.max_inline_image,
         default_session: args.session.clone(),

@@ -17,6 +17,7 @@ mod journal;
 mod limit_flags;
 mod logs;
 mod mcp;
+mod memory_flag;
 mod nats_flags;
 mod packages;
 mod progress;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::DataDirArgs;
 use super::gate_flags::GateFlags;
 use super::limit_flags::LimitFlags;
+use super::memory_flag::MemoryFlag;
 use super::nats_flags::{InsecureFlag, NatsFlags};
 use super::state_flags::StateFlags;
 use super::tool_sources::ToolSourceArgs;
@@ -40,6 +41,8 @@ pub struct WorkerArgs {
     /// Runs at once [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_runs: Option<u32>,
+    #[command(flatten)]
+    pub memory: MemoryFlag,
     /// This worker's name in run records, replies and the journal stream [default: HOST-PID]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -106,6 +109,11 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
     let target = args.nats.required(args.insecure)?;
     let state = args.state.store(args.insecure)?;
     let ceilings = args.limits.limits(args.config.as_deref())?;
+    let max_runs = args.max_runs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    let max_runs = args.memory.runs_at_once(&ceilings, max_runs)?;
     let sources = args
         .sources
         .connect(ceilings.max_call_response_bytes)
@@ -123,10 +131,6 @@ pub async fn run(data: &DataDirArgs, args: WorkerArgs) -> anyhow::Result<ExitCod
         retention: args.retention,
     };
     let cluster = Cluster::connect(&target, &queue_options).await?;
-    let max_runs = args.max_runs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        |n| n as usize,
-    );
     let options = worker::WorkerOptions {
         name: name.clone(),
         queue: args.queue.clone(),

@@ -3,6 +3,7 @@
 //! serves every call, so a call costs what a library run costs; calls run concurrently up to
 //! `max_runs` and the rest queue.
 
+mod admission;
 mod approval;
 mod door;
 mod door_io;
@@ -26,7 +27,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
 
 pub use approval::AskVia;
 pub use door::DoorLimits;
@@ -57,6 +57,9 @@ pub struct ServerOptions {
     /// Calls waiting for one of the `max_runs` slots at most; one more is refused
     /// (`BUDGET_EXCEEDED`) rather than held.
     pub max_queued: usize,
+    /// Bytes all runs at once may hold at their limits (`--max-memory`): a run waits until
+    /// what its limits let it hold fits. `None`: no bound beyond `max_runs`.
+    pub max_memory: Option<u64>,
     /// The session of calls that name none.
     pub default_session: String,
     /// With `policy.ask` (`--ask`): how a call the policy would deny is put to a person.
@@ -94,9 +97,8 @@ struct Inner {
     kernel: Kernel,
     catalog: ToolRegistry,
     options: ServerOptions,
-    runs: Arc<Semaphore>,
-    /// Calls waiting for a slot of `runs`.
-    waiting: std::sync::atomic::AtomicUsize,
+    /// Run slots, memory for runs, and the queue for them.
+    admission: admission::Admission,
     /// Every tool call held, in any state; the transports stop reading at its bound.
     in_flight: Arc<in_flight::InFlight>,
     /// Runs in flight, cancelled at shutdown.
@@ -104,15 +106,6 @@ struct Inner {
     tools: Vec<McpTool>,
     /// Reports of the latest runs, by id, for `get_run` (the journal keeps no values or output).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Value)>>,
-}
-
-/// A call's place among those waiting for a slot (see `ForgeMcp::wait_in_queue`).
-struct QueuePlace<'a>(&'a std::sync::atomic::AtomicUsize);
-
-impl Drop for QueuePlace<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 /// Reports `get_run` can return whole.
@@ -160,8 +153,11 @@ impl ForgeMcp {
             inner: Arc::new(Inner {
                 kernel,
                 catalog,
-                runs: Arc::new(Semaphore::new(options.max_runs.max(1))),
-                waiting: Default::default(),
+                admission: admission::Admission::new(
+                    options.max_runs,
+                    options.max_queued,
+                    options.max_memory,
+                ),
                 in_flight: in_flight::InFlight::new(
                     options.max_runs + options.max_queued + in_flight::SLACK,
                 ),
@@ -269,6 +265,7 @@ with `forge-host resume {} --approve|--deny`",
             request = request.out_root(root);
         }
         let options = request.options();
+        let resident = options.limits.resident_bytes();
         if !queued && options.policy.ask && inner.options.ask_via == AskVia::Client {
             let asker = approval::client_asker(&context.peer, options.limits.timeout);
             request = request.asker(asker);
@@ -277,8 +274,8 @@ with `forge-host resume {} --approve|--deny`",
         // The pool's workers bound how many of its runs go at once; this server bounds its own.
         let permit = match queued {
             true => None,
-            false => match self.run_slot(&context).await {
-                Ok(permit) => permit,
+            false => match self.admit(resident, &context).await {
+                Ok(admitted) => Some(admitted),
                 Err(refused) => return refused,
             },
         };
@@ -320,39 +317,21 @@ with `forge-host resume {} --approve|--deny`",
         })
     }
 
-    /// A slot among the `max_runs`, waiting for one in the queue when all are taken; the
-    /// result to answer with when the queue is full or the client cancels while it waits.
-    async fn run_slot(
+    /// A slot among the `max_runs` and room under `--max-memory` for a run that may hold
+    /// `resident` bytes,
+    /// waiting in the queue when either is taken; the result to answer with when the queue is
+    /// full, the run could never fit, or the client cancels while it waits.
+    async fn admit(
         &self,
+        resident: u64,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, CallToolResult> {
-        let inner = &self.inner;
-        if let Ok(permit) = inner.runs.clone().try_acquire_owned() {
-            return Ok(Some(permit));
+    ) -> Result<admission::Admitted, CallToolResult> {
+        let admission = &self.inner.admission;
+        match admission.admit(resident, context.ct.cancelled()).await {
+            Ok(admitted) => Ok(admitted),
+            Err(admission::Refused::Refused(error)) => Err(render::not_started(&error)),
+            Err(admission::Refused::Cancelled) => Err(render::cancelled_in_queue()),
         }
-        let Some(_waiting) = self.wait_in_queue() else {
-            return Err(render::not_started(&crate::error::Error::new(
-                crate::error::ErrorCode::BudgetExceeded,
-                format!(
-                    "the server is busy: {} runs at once (--max-runs) and {} calls waiting \
-(--max-queued); try again when one has ended",
-                    inner.options.max_runs, inner.options.max_queued
-                ),
-            )));
-        };
-        tokio::select! {
-            permit = inner.runs.clone().acquire_owned() => Ok(permit.ok()),
-            () = context.ct.cancelled() => Err(render::cancelled_in_queue()),
-        }
-    }
-
-    /// A place among the calls waiting for a slot, given back when dropped; `None` when
-    /// `max_queued` calls wait already.
-    fn wait_in_queue(&self) -> Option<QueuePlace<'_>> {
-        let waiting = &self.inner.waiting;
-        let before = waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let place = QueuePlace(waiting);
-        (before < self.inner.options.max_queued).then_some(place)
     }
 
     /// The count of calls held, which the transports read and answer within.
@@ -364,8 +343,7 @@ with `forge-host resume {} --approve|--deny`",
     /// journaled, so that a server that stops leaves no run open.
     pub async fn shutdown(&self, within: std::time::Duration) {
         self.inner.live.cancel_all();
-        let all = u32::try_from(self.inner.options.max_runs.max(1)).unwrap_or(u32::MAX);
-        let _ = tokio::time::timeout(within, self.inner.runs.acquire_many(all)).await;
+        self.inner.admission.drained(within).await;
     }
 
     fn search(&self, arguments: SearchArguments) -> CallToolResult {
