@@ -83,6 +83,10 @@ declare_error_codes! {
     /// left: not the script's doing. Nothing half-written was kept; the run can go again once
     /// there is room.
     HostDiskFull = "HOST_DISK_FULL",
+    /// NATS (or etcd) did not answer for longer than forge-host waits for it
+    /// (`--nats-patience`): what is down is named. A run it was waiting for may still end on
+    /// its worker, and its outcome is kept there.
+    ClusterUnreachable = "CLUSTER_UNREACHABLE",
 }
 
 impl ErrorCode {

@@ -41,7 +41,7 @@ fn attempt_record(journal: &[Value], run: &Value, attempt: u64) -> Value {
 }
 
 /// Waits until `child`'s stderr has a line holding `text`, then keeps draining it.
-fn wait_for_line(child: &mut Child, text: &str) {
+pub(crate) fn wait_for_line(child: &mut Child, text: &str) {
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
     skip_to(&mut lines, text);

@@ -6,6 +6,7 @@ mod boundary;
 mod bytecode;
 mod certs;
 mod cluster;
+mod cluster_outages;
 mod cluster_security;
 mod compression;
 mod conformance;

@@ -285,19 +285,38 @@ pub struct NatsServer {
     pub url: String,
     /// `127.0.0.1:PORT`.
     pub address: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl NatsServer {
     /// Starts one with JetStream on a port it picks itself.
     pub fn start() -> Self {
-        Self::launch(|dir| {
-            let mut args: Vec<std::ffi::OsString> = ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"]
-                .map(Into::into)
-                .to_vec();
-            args.push(dir.as_os_str().to_owned());
-            args
-        })
+        Self::launch(|dir| Self::plain_args(dir, "-1"))
+    }
+
+    /// The arguments of a plain server on `port` keeping its store in `dir`.
+    fn plain_args(dir: &std::path::Path, port: &str) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = ["-js", "-a", "127.0.0.1", "-p", port, "-sd"]
+            .map(Into::into)
+            .to_vec();
+        args.push(dir.as_os_str().to_owned());
+        args
+    }
+
+    /// Kills it (`kill -9`), keeping its store.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts a server [`NatsServer::start`] made again, on the same port and store, as after
+    /// a crash or an upgrade.
+    pub fn restart(&mut self) {
+        let port = self.address.rsplit_once(':').expect("a port").1.to_string();
+        let args = Self::plain_args(self.dir.path(), &port);
+        let (child, address) = Self::spawn(&args);
+        assert_eq!(address, self.address, "the same port");
+        self.child = child;
     }
 
     /// Starts one with JetStream on a loopback port it picks itself and `config` (the text of
@@ -319,16 +338,28 @@ impl NatsServer {
     }
 
     fn launch(args: impl FnOnce(&std::path::Path) -> Vec<std::ffi::OsString>) -> Self {
-        assert!(
-            std::path::Path::new(NATS_SERVER).exists(),
-            "{NATS_SERVER} is missing: `cargo xtask test` installs Debian's nats-server"
-        );
         let dir = tempfile::Builder::new()
             .prefix("forge-nats-")
             .tempdir()
             .expect("tempdir");
+        let (child, address) = Self::spawn(&args(dir.path()));
+        NatsServer {
+            child,
+            url: format!("nats://{address}"),
+            address,
+            dir,
+        }
+    }
+
+    /// Starts nats-server with `args` and waits until it is ready; the child and the address
+    /// it listens on.
+    fn spawn(args: &[std::ffi::OsString]) -> (Child, String) {
+        assert!(
+            std::path::Path::new(NATS_SERVER).exists(),
+            "{NATS_SERVER} is missing: `cargo xtask test` installs Debian's nats-server"
+        );
         let mut child = Command::new(NATS_SERVER)
-            .args(args(dir.path()))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -356,12 +387,7 @@ impl NatsServer {
             let _ = ready.send(Err(lines.join("\n")));
         });
         match said.recv_timeout(READY_WITHIN) {
-            Ok(Ok(address)) => NatsServer {
-                child,
-                url: format!("nats://{address}"),
-                address,
-                _dir: dir,
-            },
+            Ok(Ok(address)) => (child, address),
             Ok(Err(log)) => panic!("nats-server ended before it was ready:\n{log}"),
             Err(_) => {
                 let _ = child.kill();

@@ -34,6 +34,14 @@ pub struct NatsFlags {
     /// The client certificate's private key (PEM)
     #[arg(long, value_name = "FILE", env = "FORGE_HOST_NATS_KEY")]
     pub nats_key: Option<PathBuf>,
+    /// How long to keep trying while NATS is away (restarting, or cut off) before giving up
+    /// with CLUSTER_UNREACHABLE [default: 1m]
+    #[arg(long, value_name = "DURATION", env = "FORGE_HOST_NATS_PATIENCE", value_parser = parse_patience)]
+    pub nats_patience: Option<std::time::Duration>,
+}
+
+fn parse_patience(text: &str) -> Result<std::time::Duration, String> {
+    forge_host::limits::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Never shows the URL: it may hold a password or token.
@@ -45,6 +53,7 @@ impl std::fmt::Debug for NatsFlags {
             .field("nats_ca", &self.nats_ca)
             .field("nats_cert", &self.nats_cert)
             .field("nats_key", &self.nats_key)
+            .field("nats_patience", &self.nats_patience)
             .finish()
     }
 }
@@ -98,6 +107,7 @@ impl NatsFlags {
                 cert: self.nats_cert.clone(),
                 key: self.nats_key.clone(),
                 insecure: insecure.insecure,
+                patience: self.nats_patience,
             },
         )?;
         if let Some(warning) = target.exposure_warning() {

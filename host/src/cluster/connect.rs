@@ -34,7 +34,14 @@ pub struct NatsOptions {
     pub key: Option<PathBuf>,
     /// Allow plain text to a host that is not loopback (`--insecure`).
     pub insecure: bool,
+    /// How long to keep trying while the server is away (restarting, or cut off) before
+    /// saying it is unreachable (`--nats-patience`); [`DEFAULT_PATIENCE`] when `None`.
+    pub patience: Option<Duration>,
 }
+
+/// How long forge-host keeps trying while NATS is away, unless told otherwise: long enough for
+/// a server to restart.
+pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The credentials a connection shows.
 #[derive(Debug, Clone)]
@@ -297,6 +304,11 @@ impl NatsTarget {
         Some(format!(
             "warning: --insecure: NATS at {self} is not loopback and not TLS; scripts, inputs, reports, run records and journal records travel in clear{credentials}, readable and changeable by anyone on the path"
         ))
+    }
+
+    /// How long to keep trying while the server is away ([`NatsOptions::patience`]).
+    pub fn patience(&self) -> Duration {
+        self.options.patience.unwrap_or(DEFAULT_PATIENCE)
     }
 
     /// Connects, with forge-host's timeouts.

@@ -4,6 +4,7 @@
 //! answers the run next, as a restarted forge-host closes its own open records.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_nats::jetstream;
 use bytes::Bytes;
@@ -11,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::Cluster;
 use super::names;
+use super::patience::Backoff;
 use super::wire::JournalEntry;
 use crate::journal::Journal;
 
@@ -25,6 +27,8 @@ pub(super) struct JournalFeed {
     /// The `running` record's publication, awaited before the final one so that the final one
     /// is the latest.
     running: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// How long a record is tried again while NATS is away.
+    patience: Duration,
 }
 
 impl JournalFeed {
@@ -43,6 +47,7 @@ impl JournalFeed {
             run: run.to_string(),
             attempt,
             running: Arc::new(Mutex::new(None)),
+            patience: cluster.patience(),
         }
     }
 
@@ -76,23 +81,36 @@ impl JournalFeed {
             attempt: self.attempt,
             record,
         };
-        publish(&self.jetstream, &entry).await;
+        publish(&self.jetstream, &entry, self.patience).await;
     }
 }
 
-async fn publish(jetstream: &jetstream::Context, entry: &JournalEntry) {
+async fn publish(jetstream: &jetstream::Context, entry: &JournalEntry, patience: Duration) {
     let Ok(bytes) = serde_json::to_vec(entry) else {
         return;
     };
     let subject = names::journal_subject(&entry.run, entry.attempt);
-    match jetstream.publish(subject, Bytes::from(bytes)).await {
-        Ok(ack) => {
-            let _ = ack.await;
+    // Tried again while NATS is away: the subject keeps only its latest record, so a record
+    // that lands twice is kept once.
+    let mut backoff = Backoff::new(patience);
+    loop {
+        let error = match jetstream
+            .publish(subject.clone(), Bytes::from(bytes.clone()))
+            .await
+        {
+            Ok(ack) => match ack.await {
+                Ok(_) => return,
+                Err(error) => error.to_string(),
+            },
+            Err(error) => error.to_string(),
+        };
+        if !backoff.wait().await {
+            eprintln!(
+                "forge-host worker {}: publishing the journal record of run {}: {error}",
+                entry.worker, entry.run
+            );
+            return;
         }
-        Err(error) => eprintln!(
-            "forge-host worker {}: publishing the journal record of run {}: {error}",
-            entry.worker, entry.run
-        ),
     }
 }
 
@@ -114,5 +132,5 @@ pub(super) async fn close_dead_attempt(cluster: &Cluster, run: &str, attempt: u3
         return;
     }
     entry.record.close_interrupted(why.to_string());
-    publish(&cluster.jetstream, &entry).await;
+    publish(&cluster.jetstream, &entry, cluster.patience()).await;
 }

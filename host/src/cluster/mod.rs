@@ -28,6 +28,7 @@ mod error;
 mod journal_feed;
 mod names;
 mod ownership;
+mod patience;
 pub mod submit;
 pub mod wire;
 pub mod worker;
@@ -36,12 +37,13 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
-pub use connect::{NatsAuth, NatsError, NatsOptions, NatsTarget};
+pub use connect::{DEFAULT_PATIENCE, NatsAuth, NatsError, NatsOptions, NatsTarget};
 pub use error::ClusterError;
 pub use names::{DEFAULT_QUEUE, validate_queue};
 pub use wire::JournalEntry;
 
 use crate::error::{Error, ErrorCode};
+use wire::{RunRecord, StoredOutcome};
 
 /// How the queue is set up when this process is the first to create it.
 #[derive(Debug, Clone)]
@@ -87,6 +89,8 @@ pub struct Cluster {
     blob_retention: Duration,
     /// The server's URL as it is shown: no password or token in it.
     url: String,
+    /// How long to keep trying while the server is away.
+    patience: Duration,
 }
 
 /// An error of NATS, as forge-host reports it.
@@ -178,6 +182,7 @@ impl Cluster {
             journal,
             blob_retention,
             url: shown,
+            patience: target.patience(),
         })
     }
 
@@ -323,5 +328,37 @@ impl Cluster {
     /// The URL it is connected to, as it may be shown (a password or token in it is `***`).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// How long to keep trying while the server is away (`--nats-patience`).
+    pub fn patience(&self) -> Duration {
+        self.patience
+    }
+
+    /// The outcome stored in run `id`'s record and the worker that stored it; `None` while the
+    /// run has none (queued, or running).
+    async fn stored_outcome(&self, id: &str) -> Result<Option<(StoredOutcome, String)>, Error> {
+        let entry = self
+            .owners
+            .entry(id)
+            .await
+            .map_err(|e| nats("reading the run's record", &self.url, e))?;
+        let record = entry
+            .filter(|e| e.operation == kv::Operation::Put)
+            .and_then(|e| serde_json::from_slice::<RunRecord>(&e.value).ok());
+        Ok(record.and_then(|r| r.outcome.map(|outcome| (outcome, r.worker))))
+    }
+
+    /// The error past [`Cluster::patience`]: NATS has not answered for that long.
+    fn unreachable(&self, waiting_for: &str, last: &Error) -> Error {
+        Error::new(
+            ErrorCode::ClusterUnreachable,
+            format!(
+                "NATS at {} has not answered for {} (--nats-patience) while {waiting_for}: {}",
+                self.url,
+                crate::limits::format_duration(self.patience),
+                crate::error::chain_text(last)
+            ),
+        )
     }
 }

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::journal_feed::close_dead_attempt;
 use super::names;
+use super::patience::{UpdateFailed, update_patiently};
 use super::wire::{RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, ClusterError};
 use crate::error::{Error, ErrorCode};
@@ -206,14 +207,15 @@ async fn cancel_asked(cluster: &Cluster, id: &str) -> bool {
 /// Why this attempt may not go on to its first effect.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum NotOwner {
-    /// Another worker took the run meanwhile (the record moved).
-    #[error("this worker no longer owns run {run}")]
-    Moved {
+    /// Another worker took the run meanwhile (the record moved), or NATS did not take the mark
+    /// within its patience.
+    #[error("this worker could not mark run {run} as about to change things: {source}")]
+    Unmarked {
         /// The run.
         run: String,
-        /// The store's answer.
+        /// Why.
         #[source]
-        source: async_nats::jetstream::kv::UpdateError,
+        source: UpdateFailed,
     },
     /// The record this worker holds was poisoned by a panic.
     #[error("the record of run {0} is poisoned")]
@@ -223,26 +225,25 @@ pub(super) enum NotOwner {
     Encode(ClusterError),
 }
 
-/// Marks the run's record: this attempt may now change things outside itself. It fails when
-/// another worker took the run meanwhile (the record moved), and then nothing happens.
+/// Marks the run's record: this attempt may now change things outside itself, tried again
+/// while NATS is away (up to `patience`). It fails when another worker took the run meanwhile
+/// (the record moved), or NATS stayed away, and then nothing happens.
 pub(super) async fn mark_effects(
     owners: &async_nats::jetstream::kv::Store,
     id: &str,
     record: &Mutex<(u64, RunRecord)>,
+    patience: std::time::Duration,
+    away: &(dyn Fn(&str) + Sync),
 ) -> Result<(), NotOwner> {
     let (revision, mut marked) = record
         .lock()
         .map_err(|_| NotOwner::Poisoned(id.to_string()))?
         .clone();
     marked.effects = true;
-    let revision = owners
-        .update(
-            id,
-            record_bytes(&marked).map_err(NotOwner::Encode)?,
-            revision,
-        )
+    let bytes = record_bytes(&marked).map_err(NotOwner::Encode)?;
+    let revision = update_patiently(owners, id, (bytes, revision), patience, away)
         .await
-        .map_err(|source| NotOwner::Moved {
+        .map_err(|source| NotOwner::Unmarked {
             run: id.to_string(),
             source,
         })?;
@@ -250,6 +251,27 @@ pub(super) async fn mark_effects(
         *held = (revision, marked);
     }
     Ok(())
+}
+
+/// Stores `outcome` in run `id`'s record as this attempt holds it, trying again while NATS
+/// is away, up to `patience` ([`update_patiently`]); `away` hears the first failed try.
+pub(super) async fn store_outcome(
+    owners: &async_nats::jetstream::kv::Store,
+    id: &str,
+    record: &Mutex<(u64, RunRecord)>,
+    outcome: &StoredOutcome,
+    (patience, away): (std::time::Duration, &(dyn Fn(&str) + Sync)),
+) -> Result<(), String> {
+    let (revision, mut current) = record
+        .lock()
+        .map_err(|_| format!("the record of run {id} is poisoned"))?
+        .clone();
+    current.outcome = Some(outcome.clone());
+    let bytes = record_bytes(&current).map_err(|e| crate::error::chain_text(&e))?;
+    update_patiently(owners, id, (bytes, revision), patience, away)
+        .await
+        .map(|_| ())
+        .map_err(|error| error.to_string())
 }
 
 #[cfg(test)]

@@ -235,6 +235,10 @@ impl Canceller {
     }
 }
 
+/// How often a submitter waiting for a report reads the run's record, in case the reply was
+/// lost while NATS was away.
+const OUTCOME_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a run cancelled before any worker took it says.
 const NEVER_RAN: &str = "cancelled by its submitter while queued; it never ran";
 
@@ -258,9 +262,39 @@ impl Queued {
         }
     }
 
-    /// Waits for the report, passing progress on as it comes. `Err` when a worker refused it.
+    /// Waits for the report, passing progress on as it comes. `Err` when a worker refused it,
+    /// or NATS did not answer for longer than its patience.
+    ///
+    /// Replies travel on plain NATS, which keeps nothing for a subscriber that is away: one
+    /// sent while the server restarted is lost. So the run's record, where its worker keeps the
+    /// outcome, is read too, every [`OUTCOME_CHECK_EVERY`].
     pub async fn report(mut self) -> Result<RunReport, Error> {
-        while let Some(message) = self.replies.next().await {
+        let mut check = tokio::time::interval(OUTCOME_CHECK_EVERY);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        check.tick().await;
+        let mut answered_at = tokio::time::Instant::now();
+        loop {
+            let message = tokio::select! {
+                message = self.replies.next() => message,
+                _ = check.tick() => {
+                    match self.cluster.stored_outcome(&self.id).await {
+                        Ok(Some((outcome, worker))) => return self.ended(outcome, &worker).await,
+                        Ok(None) => answered_at = tokio::time::Instant::now(),
+                        Err(error) if answered_at.elapsed() > self.cluster.patience() => {
+                            let waiting_for = format!(
+                                "waiting for run {} (it may still end on its worker: `forge-host \
+            journal list --nats` shows it once NATS is back)",
+                                self.id
+                            );
+                            return Err(self.cluster.unreachable(&waiting_for, &error));
+                        }
+                        Err(_) => {}
+                    }
+                    continue;
+                }
+            };
+            let Some(message) = message else { break };
+            answered_at = tokio::time::Instant::now();
             let Ok(reply) = serde_json::from_slice::<Reply>(&message.payload) else {
                 continue;
             };

@@ -14,7 +14,8 @@ use tokio::sync::Semaphore;
 use super::bounds::{REQUEST_OVERHEAD, check_declared_sizes, request_bound};
 use super::journal_feed::JournalFeed;
 use super::names::{self, REPLY_HEADER};
-use super::ownership::{Ownership, mark_effects, record_bytes, take_ownership};
+use super::ownership::{Ownership, mark_effects, store_outcome, take_ownership};
+use super::patience::Backoff;
 use super::wire::{FileRef, MAX_INLINE_BYTES, Reply, RunMessage, RunRecord, StoredOutcome};
 use super::{Cluster, ClusterError, QueueOptions, nats};
 use crate::error::{Error, ErrorCode};
@@ -174,8 +175,8 @@ async fn handle(
     else {
         return;
     };
-    let outcome = match owned {
-        Ownership::Answered(outcome) => outcome,
+    let (outcome, stored) = match owned {
+        Ownership::Answered(outcome) => (outcome, true),
         Ownership::Run(revision, taken) => {
             // Keep the request ours while it runs: JetStream hears from us every third of its
             // ack wait.
@@ -185,11 +186,11 @@ async fn handle(
                     let mut tick =
                         tokio::time::interval((ack_wait / 3).max(Duration::from_millis(100)));
                     tick.tick().await;
+                    // On through an outage: a worker that stopped saying so once NATS is back
+                    // would see its run delivered again while it still runs.
                     loop {
                         tick.tick().await;
-                        if message.ack_with(AckKind::Progress).await.is_err() {
-                            return;
-                        }
+                        let _ = message.ack_with(AckKind::Progress).await;
                     }
                 })
             };
@@ -202,7 +203,7 @@ async fn handle(
                     }
                 })
             };
-            let outcome = run(
+            let ended = run(
                 cluster,
                 kernel,
                 options,
@@ -214,7 +215,7 @@ async fn handle(
             .await;
             heartbeat.abort();
             on_cancel.abort();
-            outcome
+            ended
         }
     };
     let reply = Reply::Ended {
@@ -230,9 +231,17 @@ async fn handle(
             .await;
         let _ = cluster.client.flush().await;
     }
-    // Acked once the outcome is stored: a redelivery now gets the stored answer.
-    if let Err(error) = message.double_ack().await {
-        log(options, &format!("acking request {}: {error}", request.id));
+    // Acked once the outcome is stored: a redelivery now gets the stored answer. One that is
+    // not stored is left to its redelivery, which finds what the record says.
+    if !stored {
+        return;
+    }
+    let mut backoff = Backoff::new(cluster.patience());
+    while let Err(error) = message.double_ack().await {
+        if !backoff.wait().await {
+            log(options, &format!("acking request {}: {error}", request.id));
+            return;
+        }
     }
 }
 
@@ -253,7 +262,7 @@ async fn refuse(cluster: &Cluster, options: &WorkerOptions, reply_to: Option<&st
     }
 }
 
-/// Runs `request` and stores its outcome in the run's record.
+/// Runs `request` and stores its outcome in the run's record; whether it was stored.
 async fn run(
     cluster: &Cluster,
     kernel: &Kernel,
@@ -262,7 +271,7 @@ async fn run(
     reply_to: Option<String>,
     (revision, taken): (u64, RunRecord),
     cancel: CancelHandle,
-) -> StoredOutcome {
+) -> (StoredOutcome, bool) {
     // The record as this worker took it; `mark_effects` and the outcome update it in turn.
     let feed = JournalFeed::new(
         cluster,
@@ -291,27 +300,14 @@ async fn run(
         Ok((report, files)) => stored_report(cluster, report, files).await,
         Err(error) => StoredOutcome::refused(&error),
     };
-    let (revision, mut current) = match record.lock() {
-        Ok(held) => held.clone(),
-        Err(_) => return outcome,
-    };
-    current.outcome = Some(outcome.clone());
-    let stored = match record_bytes(&current) {
-        Ok(bytes) => cluster
-            .owners
-            .update(request.id.as_str(), bytes, revision)
-            .await
-            .map(|_| ())
-            .map_err(|error| error.to_string()),
-        Err(error) => Err(crate::error::chain_text(&error)),
-    };
-    if let Err(error) = stored {
-        log(
-            options,
-            &format!("storing the outcome of {}: {error}", request.id),
-        );
+    let id = request.id.as_str();
+    let away = |why: &str| log(options, &format!("storing the outcome of {id}: {why}"));
+    let patiently = (cluster.patience(), &away as &(dyn Fn(&str) + Sync));
+    let stored = store_outcome(&cluster.owners, id, &record, &outcome, patiently).await;
+    if let Err(error) = &stored {
+        log(options, &format!("storing the outcome of {id}: {error}"));
     }
-    outcome
+    (outcome, stored.is_ok())
 }
 
 /// A report as the run's record and its reply carry it: inline when small, otherwise in the
@@ -386,7 +382,7 @@ async fn prepare(
         send_taken(cluster, options, subject, &limits, &lowered).await;
     }
     let events = progress_sink(cluster, feed, reply_to.filter(|_| request.progress));
-    let before_effects = effects_hook(cluster, &request.id, record);
+    let before_effects = effects_hook(cluster, options, &request.id, record);
     let execution = ExecutionRequest::builder(source, request.script.path.clone())
         .engine(request.engine.clone())
         .limits(limits)
@@ -516,15 +512,22 @@ fn progress_sink(
 /// The hook that marks the run's record before its first effect.
 fn effects_hook(
     cluster: &Cluster,
+    options: &WorkerOptions,
     id: &str,
     record: Arc<Mutex<(u64, RunRecord)>>,
 ) -> crate::kernel::BeforeEffects {
     let owners = cluster.owners.clone();
     let id = id.to_string();
+    let patience = cluster.patience();
+    let worker = options.name.clone();
     Arc::new(move || {
         let (owners, id, record) = (owners.clone(), id.clone(), record.clone());
+        let worker = worker.clone();
         async move {
-            mark_effects(&owners, &id, &record)
+            let away = |why: &str| {
+                eprintln!("forge-host worker {worker}: marking {id} before its first effect: {why}")
+            };
+            mark_effects(&owners, &id, &record, patience, &away)
                 .await
                 .map_err(crate::kernel::EffectsRefused::new)
         }

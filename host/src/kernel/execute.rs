@@ -179,6 +179,7 @@ async fn settle(kernel: &Kernel, started: Started<'_>, life: &mut Lifecycle) -> 
         Ok(report) => report,
         Err(error) => {
             kernel.jobs.give_back(job);
+            close_failed(kernel, &facts.id, life, &error).await;
             return Err(error);
         }
     };
@@ -222,6 +223,25 @@ if this process ends first)",
     // it goes out before the report.
     let _ = announced.await;
     Ok(report)
+}
+
+/// Closes as failed, with `error`, a record the run ended without settling: one that was
+/// written, and then a [`BeforeEffects`](super::BeforeEffects) hook refused the run's effects
+/// (a worker whose NATS stayed away), so that it does not stay `running` until the next process
+/// reconciles it. A record that was never written has nothing to close.
+async fn close_failed(kernel: &Kernel, id: &str, life: &Lifecycle, error: &Error) {
+    let closing = Closing {
+        status: ExecutionState::Failed,
+        error: Some((error.code, error.message.clone())),
+        metrics: None,
+        calls: Vec::new(),
+        out_dir: None,
+        outputs: Vec::new(),
+        passed: life.passed_since(ExecutionState::Running),
+        tape: None,
+        pending: None,
+    };
+    let _ = kernel.journal.close_grouped(id, closing).await;
 }
 
 /// Runs the guest, then settles how it ended, once its `running` record is durable (`Err` if

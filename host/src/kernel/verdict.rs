@@ -100,6 +100,7 @@ fn host_only(code: ErrorCode) -> bool {
             | EngineUnavailable
             | DiskLimit
             | HostDiskFull
+            | ClusterUnreachable
     )
 }
 
@@ -285,6 +286,7 @@ mod tests {
             "FUEL_EXHAUSTED",
             "DISK_LIMIT",
             "HOST_DISK_FULL",
+            "CLUSTER_UNREACHABLE",
             "NONSENSE",
         ] {
             let v = decide(None, failed(forged), Refusals::default());
