@@ -83,9 +83,10 @@ declare_error_codes! {
     /// left: not the script's doing. Nothing half-written was kept; the run can go again once
     /// there is room.
     HostDiskFull = "HOST_DISK_FULL",
-    /// NATS (or etcd) did not answer for longer than forge-host waits for it
-    /// (`--nats-patience`): what is down is named. A run it was waiting for may still end on
-    /// its worker, and its outcome is kept there.
+    /// NATS or etcd did not answer for longer than forge-host waits for it
+    /// (`--nats-patience`, `--etcd-patience`): what is down is named. A run it was waiting for
+    /// may still end on its worker, and its outcome is kept there; a state commit that gave up
+    /// wrote nothing.
     ClusterUnreachable = "CLUSTER_UNREACHABLE",
 }
 

@@ -472,6 +472,8 @@ fn plain_text_off_loopback_is_refused_without_insecure_before_anything_is_sent()
             "--state",
             etcd,
             "--insecure",
+            "--etcd-patience",
+            "1s",
         ],
     );
     let said = text(&run);

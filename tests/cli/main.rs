@@ -17,6 +17,7 @@ mod doors_load;
 mod doors_memory;
 mod doors_runs;
 mod engines;
+mod etcd_outages;
 mod etcd_security;
 mod full_disk;
 mod habits;

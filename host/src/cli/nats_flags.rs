@@ -36,12 +36,8 @@ pub struct NatsFlags {
     pub nats_key: Option<PathBuf>,
     /// How long to keep trying while NATS is away (restarting, or cut off) before giving up
     /// with CLUSTER_UNREACHABLE [default: 1m]
-    #[arg(long, value_name = "DURATION", env = "FORGE_HOST_NATS_PATIENCE", value_parser = parse_patience)]
+    #[arg(long, value_name = "DURATION", env = "FORGE_HOST_NATS_PATIENCE", value_parser = forge_host::limits::parse_duration)]
     pub nats_patience: Option<std::time::Duration>,
-}
-
-fn parse_patience(text: &str) -> Result<std::time::Duration, String> {
-    forge_host::limits::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Never shows the URL: it may hold a password or token.

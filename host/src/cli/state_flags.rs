@@ -4,14 +4,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::nats_flags::InsecureFlag;
 use forge_host::error::Error;
+use forge_host::limits::parse_duration;
 use forge_host::primitives::Secret;
 use forge_host::state::{EtcdAccess, EtcdConfigError, EtcdLocation, EtcdStateStore, StateStore};
 
 /// The password of `--etcd-user`, when no `--etcd-password-file` gives it.
 const PASSWORD_VARIABLE: &str = "FORGE_HOST_ETCD_PASSWORD";
+/// `--etcd-patience`, also for `resume` and `rerun`.
+const PATIENCE_VARIABLE: &str = "FORGE_HOST_ETCD_PATIENCE";
 
 /// Where session state is kept.
 #[derive(Clone, Default, clap::Args)]
@@ -43,6 +47,10 @@ pub struct StateFlags {
     /// A file holding the etcd user's password (one line)
     #[arg(long, value_name = "FILE")]
     pub etcd_password_file: Option<PathBuf>,
+    /// How long to keep trying while no etcd member answers (restarting, or cut off) before
+    /// giving up with CLUSTER_UNREACHABLE [default: 1m]
+    #[arg(long, value_name = "DURATION", env = PATIENCE_VARIABLE, value_parser = parse_duration)]
+    pub etcd_patience: Option<Duration>,
 }
 
 /// Never shows `--state`: it may hold a password.
@@ -55,6 +63,7 @@ impl std::fmt::Debug for StateFlags {
             .field("etcd_key", &self.etcd_key)
             .field("etcd_user", &self.etcd_user)
             .field("etcd_password_file", &self.etcd_password_file)
+            .field("etcd_patience", &self.etcd_patience)
             .finish()
     }
 }
@@ -90,21 +99,31 @@ impl StateFlags {
             user: self.etcd_user.clone(),
             password,
             insecure: insecure.insecure,
+            patience: self.etcd_patience,
         })
     }
 
     /// The flags as the environment alone gives them (FORGE_HOST_ETCD_CA, _CERT, _KEY, _USER,
-    /// _PASSWORD): for `resume` and `rerun`, which take the location from the journal.
-    fn from_env() -> Self {
+    /// _PASSWORD, _PATIENCE): for `resume` and `rerun`, which take the location from the
+    /// journal.
+    fn from_env() -> Result<Self, Error> {
         let path = |name: &str| std::env::var_os(name).map(PathBuf::from);
-        StateFlags {
+        let etcd_patience = std::env::var(PATIENCE_VARIABLE)
+            .ok()
+            .map(|text| {
+                parse_duration(&text)
+                    .map_err(|why| Error::invalid_input(format!("{PATIENCE_VARIABLE}: {why}")))
+            })
+            .transpose()?;
+        Ok(StateFlags {
             state: None,
             etcd_ca: path("FORGE_HOST_ETCD_CA"),
             etcd_cert: path("FORGE_HOST_ETCD_CERT"),
             etcd_key: path("FORGE_HOST_ETCD_KEY"),
             etcd_user: std::env::var("FORGE_HOST_ETCD_USER").ok(),
             etcd_password_file: None,
-        }
+            etcd_patience,
+        })
     }
 }
 
@@ -144,7 +163,7 @@ pub fn recorded(
         .map(|text| {
             let location = EtcdLocation::parse(text)
                 .map_err(|why| Error::invalid_input(format!("the journal's state store: {why}")))?;
-            let access = StateFlags::from_env().access(&location, insecure)?;
+            let access = StateFlags::from_env()?.access(&location, insecure)?;
             open(location, &access)
         })
         .transpose()

@@ -51,12 +51,12 @@ pub struct WorkerArgs {
     pub max_queued: i64,
     /// How long a delivered request may go unanswered before it is delivered again, when this
     /// worker creates the queue's consumer (a live worker says it is alive well within it)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = forge_host::limits::parse_duration)]
     pub ack_wait: Duration,
     /// How long scripts, inputs, reports, run records and journal records are kept on NATS,
     /// when this worker creates their stores (0s: forever); make it longer than a request may
     /// wait and run
-    #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = forge_host::limits::parse_duration)]
     pub retention: Duration,
     #[command(flatten)]
     pub sources: ToolSourceArgs,
@@ -70,10 +70,6 @@ pub struct WorkerArgs {
     pub gate: GateFlags,
     #[command(flatten)]
     pub state: StateFlags,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    forge_host::limits::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// This machine's name and the process id.

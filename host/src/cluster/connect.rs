@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorCode};
+use crate::limits::DEFAULT_PATIENCE;
 use crate::primitives::{Secret, is_loopback_host, percent_decode};
 
 /// NATS's client port, when a URL names none.
@@ -38,10 +39,6 @@ pub struct NatsOptions {
     /// saying it is unreachable (`--nats-patience`); [`DEFAULT_PATIENCE`] when `None`.
     pub patience: Option<Duration>,
 }
-
-/// How long forge-host keeps trying while NATS is away, unless told otherwise: long enough for
-/// a server to restart.
-pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The credentials a connection shows.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use tokio::task::JoinHandle;
 
 use super::Cluster;
 use super::names;
-use super::patience::Backoff;
 use super::wire::JournalEntry;
 use crate::journal::Journal;
+use crate::limits::Backoff;
 
 /// Publishes the records of one attempt.
 #[derive(Clone)]

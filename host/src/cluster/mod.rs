@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 
-pub use connect::{DEFAULT_PATIENCE, NatsAuth, NatsError, NatsOptions, NatsTarget};
+pub use connect::{NatsAuth, NatsError, NatsOptions, NatsTarget};
 pub use error::ClusterError;
 pub use names::{DEFAULT_QUEUE, validate_queue};
 pub use wire::JournalEntry;

@@ -1,45 +1,13 @@
-//! Keeping on while NATS is away (a restart, a partition): what a worker must not lose (the
-//! mark before a run's first effect, its outcome, its journal records and the ack that follows)
-//! is tried again with a growing pause until the cluster's patience (`--nats-patience`) runs
-//! out.
+//! Keeping on while NATS is away (a restart, a partition): a record update a worker must not
+//! lose (the mark before a run's first effect, its outcome) is tried again with a growing pause
+//! ([`Backoff`]) until the cluster's patience (`--nats-patience`) runs out.
 
 use std::time::Duration;
 
 use async_nats::jetstream::kv::{Store, UpdateErrorKind};
 use bytes::Bytes;
-use tokio::time::Instant;
 
-/// The first pause before trying NATS again, doubled each time up to [`LAST_RETRY`].
-const FIRST_RETRY: Duration = Duration::from_millis(250);
-/// The longest pause between tries.
-const LAST_RETRY: Duration = Duration::from_secs(4);
-
-/// Pauses between tries, growing, until a deadline.
-pub(super) struct Backoff {
-    deadline: Instant,
-    pause: Duration,
-}
-
-impl Backoff {
-    /// Tries for `patience` from now.
-    pub(super) fn new(patience: Duration) -> Self {
-        Backoff {
-            deadline: Instant::now() + patience,
-            pause: FIRST_RETRY,
-        }
-    }
-
-    /// Waits before the next try; `false` (at once) when the patience has run out.
-    pub(super) async fn wait(&mut self) -> bool {
-        let now = Instant::now();
-        if now >= self.deadline {
-            return false;
-        }
-        tokio::time::sleep(self.pause.min(self.deadline - now)).await;
-        self.pause = (self.pause * 2).min(LAST_RETRY);
-        true
-    }
-}
+use crate::limits::Backoff;
 
 /// Why a record could not be updated.
 #[derive(Debug, thiserror::Error)]
@@ -96,24 +64,5 @@ pub(super) async fn update_patiently(
                 last: failed,
             });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn pauses_grow_to_the_last_and_stop_at_the_deadline() {
-        let began = Instant::now();
-        let mut backoff = Backoff::new(Duration::from_secs(10));
-        let mut pauses = Vec::new();
-        let mut before = Instant::now();
-        while backoff.wait().await {
-            pauses.push(before.elapsed().as_millis());
-            before = Instant::now();
-        }
-        assert_eq!(pauses, [250, 500, 1000, 2000, 4000, 2250]);
-        assert_eq!(began.elapsed(), Duration::from_secs(10));
     }
 }

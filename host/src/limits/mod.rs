@@ -6,6 +6,7 @@
 mod config;
 mod meter;
 mod parse;
+mod patience;
 mod resident;
 mod spec;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use config::{apply_config, apply_config_file, set_limit};
 pub use meter::{MemoryLimiter, MemoryStats};
 pub use parse::{format_duration, format_size, parse_duration, parse_size};
+pub use patience::{Backoff, DEFAULT_PATIENCE};
 pub use resident::{RUN_OVERHEAD_BYTES, default_run_memory, machine_memory};
 pub use spec::{LimitKind, LimitSpec, LimitValue};
 

@@ -8,6 +8,11 @@
 //! (`/v3/auth/authenticate`), sends the token with every request, and when etcd says the token
 //! is no longer valid (expired, or the user's password was changed) it authenticates again once
 //! and repeats the request.
+//!
+//! While no member answers (a restart, a partition), or the member that does says it cannot
+//! serve now (HTTP 429, 503, 504: no leader, a timeout), a request is tried again with a growing
+//! pause for up to the patience (`--etcd-patience`). A transaction can be tried again this way
+//! after its answer was lost: the caller compares what makes a landed first try fail the second.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +24,7 @@ use serde_json::{Value, json};
 use super::answers::{RangeAnswer, TxnAnswer, decode, parse};
 use super::error::EtcdError;
 use super::location::{EtcdAccess, EtcdConfigError, EtcdLocation};
+use crate::limits::{Backoff, DEFAULT_PATIENCE, format_duration};
 use crate::primitives::Secret;
 
 /// How much of a refusal in plain text a message quotes.
@@ -122,6 +128,8 @@ pub struct Gateway {
     endpoints: Vec<String>,
     /// The user and password, and the token they were last exchanged for.
     auth: Option<Arc<Credentials>>,
+    /// How long a request is tried again while etcd cannot answer.
+    patience: Duration,
 }
 
 /// A user's password and the token etcd gave for it.
@@ -181,6 +189,7 @@ impl Gateway {
             http,
             endpoints: location.endpoints.iter().map(|e| e.url()).collect(),
             auth,
+            patience: access.patience.unwrap_or(DEFAULT_PATIENCE),
         })
     }
 
@@ -219,7 +228,8 @@ impl Gateway {
     }
 
     /// One transaction: if every comparison of `compares` holds, make `writes`; otherwise
-    /// nothing.
+    /// nothing. Tried again when its answer was lost, it may find that its first try landed:
+    /// `compares` must then fail, and the caller tell the two apart.
     pub async fn txn(
         &self,
         compares: &[Compare],
@@ -247,9 +257,32 @@ impl Gateway {
         })
     }
 
+    /// Posts `body` as [`Gateway::post_once`] does, trying again while etcd cannot answer, up to
+    /// the patience; the first failed try is told on standard error.
+    async fn post(&self, path: &str, body: &Value) -> Result<(String, Value), EtcdError> {
+        let mut backoff = Backoff::new(self.patience);
+        let mut told = self.patience.is_zero();
+        loop {
+            let error = match self.post_once(path, body).await {
+                Err(error) if error.is_transient() => error,
+                answered => return answered,
+            };
+            if !std::mem::replace(&mut told, true) {
+                eprintln!(
+                    "forge-host: {}; trying again for up to {} (--etcd-patience)",
+                    crate::error::chain_text(&error),
+                    format_duration(self.patience)
+                );
+            }
+            if !backoff.wait().await {
+                return Err(error.after(self.patience));
+            }
+        }
+    }
+
     /// Posts `body` to the first endpoint that answers, with a token when the gateway has a
     /// user: one it has, or a new one; a token etcd no longer takes is renewed once.
-    async fn post(&self, path: &str, body: &Value) -> Result<(String, Value), EtcdError> {
+    async fn post_once(&self, path: &str, body: &Value) -> Result<(String, Value), EtcdError> {
         let Some(auth) = &self.auth else {
             return self.post_as(path, body, None).await;
         };
@@ -378,6 +411,7 @@ impl Gateway {
         match last {
             Some(source) => Err(EtcdError::Unreachable {
                 endpoints: self.endpoints.join(", "),
+                waited: None,
                 source,
             }),
             None => Err(EtcdError::Malformed {

@@ -8,6 +8,7 @@
 //! [`EtcdAccess::insecure`] allows it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::ErrorCode;
 use crate::primitives::{Secret, is_loopback_host, percent_decode};
@@ -83,6 +84,10 @@ pub struct EtcdAccess {
     pub password: Option<Secret>,
     /// Allow plain HTTP to an endpoint that is not loopback (`--insecure`).
     pub insecure: bool,
+    /// How long to keep trying while no member answers (restarting, or cut off) before saying
+    /// etcd is unreachable (`--etcd-patience`); [`crate::limits::DEFAULT_PATIENCE`] when
+    /// `None`.
+    pub patience: Option<Duration>,
 }
 
 /// Why a location or its access options are refused. Its text never holds a password.

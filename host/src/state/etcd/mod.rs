@@ -13,8 +13,14 @@
 //! (an empty value: a JSON text is never empty) whose revision still conflicts with a snapshot
 //! taken before it, as redb's do.
 //!
+//! Each commit also writes a mark of its own, a random value, in the same transaction. A commit
+//! whose answer was lost (etcd went away after taking it) is tried again; the second try finds
+//! its comparisons failing, and the mark says whether that is because the first landed: then the
+//! commit succeeded, once.
+//!
 //! Keys: `PREFIX/state/<len>:<session>/<key>` (the session's byte length first, so that no
-//! session's keys are a prefix of another's) and `PREFIX/size/<len>:<session>`.
+//! session's keys are a prefix of another's), `PREFIX/size/<len>:<session>` and
+//! `PREFIX/commit/<len>:<session>`.
 
 mod answers;
 mod error;
@@ -125,6 +131,27 @@ impl EtcdStateStore {
         format!("{}/size/{}:{session}", self.location.prefix, session.len()).into_bytes()
     }
 
+    fn mark_key(&self, session: &str) -> Vec<u8> {
+        format!(
+            "{}/commit/{}:{session}",
+            self.location.prefix,
+            session.len()
+        )
+        .into_bytes()
+    }
+
+    /// The revision of the commit that wrote `mark`, if the session's last commit did.
+    fn landed(&self, session: &str, mark: &str) -> Result<Option<u64>, CommitError> {
+        let gateway = self.gateway.clone();
+        let key = self.mark_key(session);
+        let range = self.call(async move { gateway.range(&key, None, None).await })?;
+        Ok(range
+            .kvs
+            .first()
+            .filter(|kv| kv.value == mark.as_bytes())
+            .map(|kv| kv.mod_revision))
+    }
+
     fn call<T: Send + 'static>(
         &self,
         work: impl Future<Output = Result<T, EtcdError>> + Send + 'static,
@@ -231,13 +258,14 @@ impl StateStore for EtcdStateStore {
 
     fn commit(&self, session: &str, commit: &Commit<'_>) -> Result<u64, CommitError> {
         let (base, changes) = (commit.base, commit.changes);
-        // Each changed key is written, and the byte count too.
-        if changes.len() + 1 > MAX_TXN_OPS {
+        // Each changed key is written, and the byte count and the commit's mark too.
+        if changes.len() + 2 > MAX_TXN_OPS {
             return Err(CommitError::TooManyKeys {
                 keys: changes.len(),
-                max: MAX_TXN_OPS - 1,
+                max: MAX_TXN_OPS - 2,
             });
         }
+        let mark = new_mark();
         let dir = self.session_dir(session);
         let key_of = |name: &str| [dir.as_slice(), name.as_bytes()].concat();
         // Each read or changed key is compared with the snapshot. For a run that read the whole
@@ -297,11 +325,19 @@ impl StateStore for EtcdStateStore {
                 key: self.size_key(session),
                 value: total.to_string().into_bytes(),
             });
+            attempt.push(Write::Put {
+                key: self.mark_key(session),
+                value: mark.clone().into_bytes(),
+            });
             let gateway = self.gateway.clone();
             let outcome =
                 self.call(async move { gateway.txn(&attempt_compares, &attempt).await })?;
             if outcome.succeeded {
                 return Ok(outcome.revision);
+            }
+            // A try whose answer was lost may have landed, and made this one fail.
+            if let Some(revision) = self.landed(session, &mark)? {
+                return Ok(revision);
             }
             if let Some(key) = self.first_changed(session, commit, whole_session)? {
                 return Err(CommitError::Conflict { key });
@@ -312,6 +348,23 @@ impl StateStore for EtcdStateStore {
             "the session's byte count kept changing under {MAX_ATTEMPTS} attempts to commit"
         )))
     }
+}
+
+/// A value no other commit writes as its mark: the time, the process, and a keyed hash's
+/// random keys.
+fn new_mark() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let random = |salt: u32| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(nanos);
+        hasher.write_u32(std::process::id() ^ salt);
+        hasher.finish()
+    };
+    format!("{nanos:x}-{:016x}{:016x}", random(0), random(1))
 }
 
 /// The newest revision among a snapshot's keys: any key of the session changed after the
@@ -341,16 +394,26 @@ mod tests {
     }
 
     #[test]
-    fn an_unreachable_etcd_is_a_clear_error() {
+    fn an_unreachable_etcd_is_a_clear_error_after_the_patience() {
         // Port 1 on loopback: nothing listens there.
-        let store = EtcdStateStore::new(EtcdLocation::parse("etcd://127.0.0.1:1").expect("loc"))
-            .expect("store");
+        let access = EtcdAccess {
+            patience: Some(std::time::Duration::from_millis(300)),
+            ..EtcdAccess::default()
+        };
+        let location = EtcdLocation::parse("etcd://127.0.0.1:1").expect("loc");
+        let store = EtcdStateStore::open(location, &access).expect("store");
         let error = store.snapshot("s").expect_err("unreachable");
-        assert_eq!(error.code(), crate::error::ErrorCode::IsolateFailure);
+        assert_eq!(error.code(), crate::error::ErrorCode::ClusterUnreachable);
         let text = crate::error::chain_text(&error);
         assert!(
-            text.contains("etcd is unreachable at http://127.0.0.1:1"),
+            text.contains("etcd is unreachable at http://127.0.0.1:1 (no answer for 300ms"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn marks_differ() {
+        let marks: std::collections::HashSet<String> = (0..1000).map(|_| new_mark()).collect();
+        assert_eq!(marks.len(), 1000);
     }
 }
