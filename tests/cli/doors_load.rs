@@ -1,10 +1,11 @@
 //! The HTTP door under load (issue 42 §4): 64 clients of the official Python MCP SDK, each with a
 //! session of its own, call `run_javascript` back to back, first alone and then while a slowloris
 //! flood of 20,000 half-open sockets is held against the same port (`tests/peers/mcp_load.py`,
-//! `tests/peers/slowloris.py`, which reopens what the server closes once a second). Alone, every
-//! call must succeed, with the door's default limits. The figures of both phases are printed, not
-//! asserted: under the flood, calls are slower and some sessions are lost (issue 42 §4 holds the
-//! goal of none).
+//! `tests/peers/slowloris.py`, which reopens what the server closes once a second). With the
+//! door's default limits, every call must succeed in both phases: before the door listened with a
+//! backlog larger than tokio's 1,024, the flood overflowed the kernel's accept queue and 5 to 10
+//! of the 64 sessions were lost to connections reset under them. The latencies are printed, not
+//! asserted (`cargo xtask bench` has no row for them yet).
 
 use std::process::Command;
 
@@ -17,7 +18,7 @@ use crate::util::{Sandbox, repo, status_kib};
 const PHASE_SECONDS: &str = "5";
 
 #[test]
-fn sixty_four_clients_are_served_without_an_error_and_measured_under_a_flood() {
+fn sixty_four_clients_are_served_without_an_error_alone_and_under_a_flood() {
     let sandbox = Sandbox::new();
     let server = HttpServer::start(&sandbox, &[]);
     let out = Command::new(python())
@@ -44,9 +45,11 @@ fn sixty_four_clients_are_served_without_an_error_and_measured_under_a_flood() {
             figures["errors"]
         );
     }
-    let calm = &load["calm"];
-    assert_eq!(calm["errors"], 0, "{calm:#}\n{stderr}");
-    assert!(calm["calls"].as_u64() > Some(64), "{calm:#}");
+    for phase in ["calm", "flooded"] {
+        let figures = &load[phase];
+        assert_eq!(figures["errors"], 0, "{phase}: {figures:#}\n{stderr}");
+        assert!(figures["calls"].as_u64() > Some(64), "{phase}: {figures:#}");
+    }
     println!(
         "doors: the flood: {}; the server's peak RSS {} MiB",
         load["flood"],

@@ -139,8 +139,7 @@ pub async fn serve_http(
     options.check()?;
     let acceptor = options.tls.as_ref().map(TlsFiles::acceptor).transpose()?;
     let address = options.address;
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
+    let listener = listen(address)
         .map_err(|e| Error::invalid_input(format!("--http {address}: cannot listen there: {e}")))?;
     let bound = listener
         .local_addr()
@@ -201,6 +200,23 @@ async fn within_bound(
         return response;
     }
     next.run(request).await
+}
+
+/// Connections the kernel may hold for the door before it accepts them (the kernel caps it at
+/// `net.core.somaxconn`). Larger than tokio's 1,024, so that a flood of connections fills it
+/// less often: a client whose connection finds it full waits for the kernel to try again.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// A listener on `address` with [`LISTEN_BACKLOG`].
+fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 #[cfg(test)]
