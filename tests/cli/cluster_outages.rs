@@ -2,7 +2,8 @@
 //! running and started again on the same port and store. The worker keeps its run, stores the
 //! outcome and acks once NATS is back; the submitter, whose reply may have been lost while NATS
 //! was away, finds the outcome in the run's record; the run ran once. Past `--nats-patience`,
-//! `submit` gives up with `CLUSTER_UNREACHABLE` naming NATS, and the run is not lost for it.
+//! `submit` gives up with `CLUSTER_UNREACHABLE` naming NATS, and the run is not lost for it. A
+//! worker started while NATS is down waits for it.
 
 use std::time::{Duration, Instant};
 
@@ -121,4 +122,50 @@ fn past_its_patience_submit_says_nats_is_unreachable_and_the_run_is_kept() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+#[test]
+fn a_worker_started_while_nats_is_down_waits_for_it_and_then_serves() {
+    let mut nats = NatsServer::start();
+    nats.stop();
+    let url = nats.url.clone();
+    let args = ["--nats", &url, "--name", "early"].map(std::ffi::OsStr::new);
+    let mut restarted = false;
+    let worker = Worker::watching(&args, &mut |line| {
+        if line.contains("trying again for up to 1m (--nats-patience)") && !restarted {
+            assert!(
+                line.contains(&format!("cannot connect to NATS at {url}")),
+                "{line}"
+            );
+            nats.restart();
+            restarted = true;
+        }
+    });
+    assert!(restarted, "{}", worker.stderr());
+    let sandbox = Sandbox::new();
+    let output = submit(&sandbox, &nats, "return 'served';", &[]).finish();
+    let report = report(&output);
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    assert_eq!(report["value"], "served");
+}
+
+#[test]
+fn a_worker_started_while_nats_stays_down_gives_up_past_its_patience() {
+    let mut nats = NatsServer::start();
+    nats.stop();
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .command(&["worker", "--nats", &nats.url, "--nats-patience", "1s"])
+        .output()
+        .expect("worker");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("CLUSTER_UNREACHABLE")
+            && said.contains(&format!(
+                "cannot connect to NATS at {}: it has not answered for 1s (--nats-patience)",
+                nats.url
+            )),
+        "{said}"
+    );
 }

@@ -449,7 +449,17 @@ fn plain_text_off_loopback_is_refused_without_insecure_before_anything_is_sent()
     );
     assert_eq!(named.status.code(), Some(2), "{}", text(&named));
     // With --insecure the warning says what is exposed; then there is no network to reach.
-    let worker = isolated(&sandbox, &["worker", "--nats", nats, "--insecure"]);
+    let worker = isolated(
+        &sandbox,
+        &[
+            "worker",
+            "--nats",
+            nats,
+            "--insecure",
+            "--nats-patience",
+            "1s",
+        ],
+    );
     let said = text(&worker);
     assert!(
         said.contains("warning: --insecure") && said.contains("travel in clear, and the password"),

@@ -44,15 +44,26 @@ impl Worker {
             .map(OsStr::new)
             .collect();
         args.extend(extra.iter().map(OsStr::new));
-        Worker::launch(name, &args, &[])
+        Worker::launch(name, &args, &[], &mut |_| {})
     }
 
     /// `forge-host worker ARGS` with `env`, once it says it serves.
     pub fn with_env(args: &[&OsStr], env: &[(&str, &str)]) -> Self {
-        Worker::launch("worker", args, env)
+        Worker::launch("worker", args, env, &mut |_| {})
     }
 
-    fn launch(name: &str, args: &[&OsStr], env: &[(&str, &str)]) -> Self {
+    /// `forge-host worker ARGS`, once it says it serves; `on_line` hears each line it prints on
+    /// stderr before that.
+    pub fn watching(args: &[&OsStr], on_line: &mut dyn FnMut(&str)) -> Self {
+        Worker::launch("worker", args, &[], on_line)
+    }
+
+    fn launch(
+        name: &str,
+        args: &[&OsStr],
+        env: &[(&str, &str)],
+        on_line: &mut dyn FnMut(&str),
+    ) -> Self {
         let sandbox = Sandbox::new();
         let mut all: Vec<&OsStr> = vec![OsStr::new("worker")];
         all.extend(args);
@@ -71,6 +82,7 @@ impl Worker {
                     if line.contains("serving queue") {
                         break;
                     }
+                    on_line(&line);
                 }
                 _ => panic!(
                     "worker {name} ended before it served:\n{}",

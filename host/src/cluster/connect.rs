@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorCode};
-use crate::limits::DEFAULT_PATIENCE;
+use crate::limits::{Backoff, DEFAULT_PATIENCE, format_duration};
 use crate::primitives::{Secret, is_loopback_host, percent_decode};
 
 /// NATS's client port, when a URL names none.
@@ -128,6 +128,17 @@ pub enum NatsError {
         #[source]
         source: async_nats::ConnectError,
     },
+    /// The server could not be reached for as long as forge-host waits.
+    #[error("cannot connect to NATS at {url}: it has not answered for {} (--nats-patience)", format_duration(*patience))]
+    Unreachable {
+        /// The redacted URL.
+        url: String,
+        /// How long it was tried.
+        patience: Duration,
+        /// What async-nats said last.
+        #[source]
+        source: async_nats::ConnectError,
+    },
     /// Any other failure to connect.
     #[error("cannot connect to NATS at {url}")]
     Connect {
@@ -151,6 +162,7 @@ impl NatsError {
             | NatsError::Plaintext { .. }
             | NatsError::Refused { .. } => ErrorCode::InvalidInput,
             NatsError::Tls { .. } | NatsError::Connect { .. } => ErrorCode::IsolateFailure,
+            NatsError::Unreachable { .. } => ErrorCode::ClusterUnreachable,
         }
     }
 }
@@ -308,8 +320,42 @@ impl NatsTarget {
         self.options.patience.unwrap_or(DEFAULT_PATIENCE)
     }
 
-    /// Connects, with forge-host's timeouts.
+    /// Connects, with forge-host's timeouts; while the server cannot be reached (down, or
+    /// restarting), tries again with a growing pause up to the patience, saying so once on
+    /// standard error. A refusal (credentials, TLS) is not tried again.
     pub async fn connect(&self) -> Result<async_nats::Client, NatsError> {
+        let mut backoff = Backoff::new(self.patience());
+        let mut told = self.patience().is_zero();
+        loop {
+            let (url, source) = match self.connect_once().await {
+                Err(NatsError::Connect { url, source })
+                    if matches!(
+                        source.kind(),
+                        async_nats::ConnectErrorKind::Io | async_nats::ConnectErrorKind::TimedOut
+                    ) =>
+                {
+                    (url, source)
+                }
+                connected => return connected,
+            };
+            if !std::mem::replace(&mut told, true) {
+                eprintln!(
+                    "forge-host: cannot connect to NATS at {url} ({source}); trying again for up to {} (--nats-patience)",
+                    format_duration(self.patience())
+                );
+            }
+            if !backoff.wait().await {
+                return Err(NatsError::Unreachable {
+                    url,
+                    patience: self.patience(),
+                    source,
+                });
+            }
+        }
+    }
+
+    /// One try of [`NatsTarget::connect`].
+    async fn connect_once(&self) -> Result<async_nats::Client, NatsError> {
         let mut options = async_nats::ConnectOptions::new()
             .name("forge-host")
             .connection_timeout(Duration::from_secs(5))
