@@ -13,6 +13,21 @@ use serde_json::{Value, json};
 use crate::peers::EtcdServer;
 use crate::util::Sandbox;
 
+/// Session `s`'s values on `state`, as `state list --json` shows them.
+fn session_s(sandbox: &Sandbox, state: &str) -> Value {
+    let listed = sandbox.forge(&[
+        "state",
+        "list",
+        "--json",
+        "--session",
+        "s",
+        "--state",
+        state,
+    ]);
+    serde_json::from_str(&listed.stdout())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", listed.stdout(), listed.stderr()))
+}
+
 /// Starts `late.js` (it reports progress once it has its snapshot, calls a tool that sleeps,
 /// then sets `a` and `b` and returns 'done') on `state`, with `flags`; returns once it reported
 /// progress, with its stderr's further lines.
@@ -74,20 +89,10 @@ fn etcd_stopped_mid_run_past_the_patience_fails_the_commit_clearly_and_restarted
     );
 
     server.restart();
-    let listed = sandbox.forge(&[
-        "state",
-        "list",
-        "--json",
-        "--session",
-        "s",
-        "--state",
-        &state,
-    ]);
     assert_eq!(
-        serde_json::from_str::<Value>(&listed.stdout()).expect("json"),
+        session_s(&sandbox, &state),
         json!({}),
-        "nothing of the failed run was written: {}",
-        listed.stderr()
+        "nothing of the failed run was written"
     );
     let run = sandbox.run_js(
         "state.set('a', 3); return 'after';",
@@ -122,21 +127,7 @@ fn etcd_away_and_back_within_the_patience_is_waited_for_and_the_commit_lands_onc
     assert_eq!(report["status"], "succeeded", "{report:#}");
     assert_eq!(report["value"], "done");
 
-    let listed = sandbox.forge(&[
-        "state",
-        "list",
-        "--json",
-        "--session",
-        "s",
-        "--state",
-        &state,
-    ]);
-    assert_eq!(
-        serde_json::from_str::<Value>(&listed.stdout()).expect("json"),
-        json!({"a": 1, "b": 2}),
-        "{}",
-        listed.stderr()
-    );
+    assert_eq!(session_s(&sandbox, &state), json!({"a": 1, "b": 2}));
     // The session goes on from there.
     let run = sandbox.run_js(
         "state.set('a', state.get('a') + 1); return state.get('a');",
@@ -222,19 +213,5 @@ fn a_commit_whose_answer_was_lost_is_known_by_its_mark_and_lands_once() {
     );
     assert_eq!(run.assert_succeeded()["value"], "once");
     assert!(lost.load(Ordering::SeqCst), "the proxy lost no answer");
-    let listed = sandbox.forge(&[
-        "state",
-        "list",
-        "--json",
-        "--session",
-        "s",
-        "--state",
-        &server.url("lossy"),
-    ]);
-    assert_eq!(
-        serde_json::from_str::<Value>(&listed.stdout()).expect("json"),
-        json!({"a": 1}),
-        "{}",
-        listed.stderr()
-    );
+    assert_eq!(session_s(&sandbox, &server.url("lossy")), json!({"a": 1}));
 }
