@@ -109,8 +109,9 @@ pub fn truncate_at(text: &str, max_bytes: usize) -> &str {
 /// Crash points for the crash-safety tests: with `FORGE_HOST_FAULT=NAME` in its environment, the
 /// process aborts at the point called `NAME` (no destructor runs, as under `kill -9`), so a test
 /// can crash it exactly between two durable steps. Points: `after-state-commit`,
-/// `during-publication` (staged, not yet renamed into place) and `while-replacing-publication`
-/// (an earlier publication swapped out, the new one not yet in place).
+/// `during-publication` (staged, not yet renamed into place), `while-replacing-publication`
+/// (an earlier publication swapped out, the new one not yet in place) and, in a worker,
+/// `after-storing-the-outcome` (in the run's record, before the reply and the ack).
 pub fn fault_point(name: &str) {
     if std::env::var_os("FORGE_HOST_FAULT").is_some_and(|wanted| wanted == name) {
         std::process::abort();

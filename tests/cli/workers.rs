@@ -109,6 +109,11 @@ impl Worker {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// Whether its process has ended (by itself: a fault point, a crash).
+    pub fn has_ended(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// `kill -9`.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

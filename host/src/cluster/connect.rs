@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorCode};
-use crate::limits::{Backoff, DEFAULT_PATIENCE, format_duration};
+use crate::limits::{DEFAULT_PATIENCE, GaveUp, format_duration, patiently};
 use crate::primitives::{Secret, is_loopback_host, percent_decode};
 
 /// NATS's client port, when a URL names none.
@@ -324,33 +324,30 @@ impl NatsTarget {
     /// restarting), tries again with a growing pause up to the patience, saying so once on
     /// standard error. A refusal (credentials, TLS) is not tried again.
     pub async fn connect(&self) -> Result<async_nats::Client, NatsError> {
-        let mut backoff = Backoff::new(self.patience());
-        let mut told = self.patience().is_zero();
-        loop {
-            let (url, source) = match self.connect_once().await {
-                Err(NatsError::Connect { url, source })
-                    if matches!(
-                        source.kind(),
-                        async_nats::ConnectErrorKind::Io | async_nats::ConnectErrorKind::TimedOut
-                    ) =>
-                {
-                    (url, source)
-                }
-                connected => return connected,
-            };
-            if !std::mem::replace(&mut told, true) {
+        let away = |error: &NatsError| {
+            matches!(error, NatsError::Connect { source, .. } if matches!(
+                source.kind(),
+                async_nats::ConnectErrorKind::Io | async_nats::ConnectErrorKind::TimedOut
+            ))
+        };
+        let waiting = |error: &NatsError| {
+            if let NatsError::Connect { url, source } = error {
                 eprintln!(
                     "forge-host: cannot connect to NATS at {url} ({source}); trying again for up to {} (--nats-patience)",
                     format_duration(self.patience())
                 );
             }
-            if !backoff.wait().await {
-                return Err(NatsError::Unreachable {
+        };
+        match patiently(self.patience(), || self.connect_once(), away, waiting).await {
+            Ok(client) => Ok(client),
+            Err(GaveUp::OutOfPatience(NatsError::Connect { url, source })) => {
+                Err(NatsError::Unreachable {
                     url,
                     patience: self.patience(),
                     source,
-                });
+                })
             }
+            Err(GaveUp::Refused(error) | GaveUp::OutOfPatience(error)) => Err(error),
         }
     }
 

@@ -14,7 +14,7 @@ use super::Cluster;
 use super::names;
 use super::wire::JournalEntry;
 use crate::journal::Journal;
-use crate::limits::Backoff;
+use crate::limits::{GaveUp, patiently};
 
 /// Publishes the records of one attempt.
 #[derive(Clone)]
@@ -92,25 +92,27 @@ async fn publish(jetstream: &jetstream::Context, entry: &JournalEntry, patience:
     let subject = names::journal_subject(&entry.run, entry.attempt);
     // Tried again while NATS is away: the subject keeps only its latest record, so a record
     // that lands twice is kept once.
-    let mut backoff = Backoff::new(patience);
-    loop {
-        let error = match jetstream
-            .publish(subject.clone(), Bytes::from(bytes.clone()))
-            .await
-        {
-            Ok(ack) => match ack.await {
-                Ok(_) => return,
-                Err(error) => error.to_string(),
-            },
-            Err(error) => error.to_string(),
-        };
-        if !backoff.wait().await {
-            eprintln!(
-                "forge-host worker {}: publishing the journal record of run {}: {error}",
-                entry.worker, entry.run
-            );
-            return;
-        }
+    let published = patiently(
+        patience,
+        || {
+            let (subject, bytes) = (subject.clone(), Bytes::from(bytes.clone()));
+            async move {
+                let ack = jetstream
+                    .publish(subject, bytes)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                ack.await.map_err(|error| error.to_string())
+            }
+        },
+        |_| true,
+        |_| {},
+    )
+    .await;
+    if let Err(GaveUp::OutOfPatience(error) | GaveUp::Refused(error)) = published {
+        eprintln!(
+            "forge-host worker {}: publishing the journal record of run {}: {error}",
+            entry.worker, entry.run
+        );
     }
 }
 

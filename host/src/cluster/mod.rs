@@ -30,6 +30,7 @@ mod names;
 mod ownership;
 mod patience;
 pub mod submit;
+mod transfer;
 pub mod wire;
 pub mod worker;
 
@@ -62,6 +63,10 @@ pub struct QueueOptions {
 /// The longest one read of the journal stream waits for its next message (a loopback server
 /// answers in well under a millisecond).
 const JOURNAL_FETCH_WAIT: Duration = Duration::from_secs(3);
+
+/// How long the run queue remembers a request's id: a request published again with the same id
+/// within it is kept once.
+const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 
 /// [`QueueOptions::retention`]'s default: a week.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -112,7 +117,7 @@ impl Cluster {
                 retention: stream::RetentionPolicy::WorkQueue,
                 discard: stream::DiscardPolicy::New,
                 max_messages: options.max_queued,
-                duplicate_window: Duration::from_secs(120),
+                duplicate_window: DUPLICATE_WINDOW,
                 storage: stream::StorageType::File,
                 ..Default::default()
             })
@@ -351,12 +356,17 @@ impl Cluster {
 
     /// The error past [`Cluster::patience`]: NATS has not answered for that long.
     fn unreachable(&self, waiting_for: &str, last: &Error) -> Error {
+        self.unreachable_for(self.patience, waiting_for, last)
+    }
+
+    /// The error past `patience`: NATS has not answered for that long.
+    fn unreachable_for(&self, patience: Duration, waiting_for: &str, last: &Error) -> Error {
         Error::new(
             ErrorCode::ClusterUnreachable,
             format!(
                 "NATS at {} has not answered for {} (--nats-patience) while {waiting_for}: {}",
                 self.url,
-                crate::limits::format_duration(self.patience),
+                crate::limits::format_duration(patience),
                 crate::error::chain_text(last)
             ),
         )

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 
 use async_nats::jetstream;
+use async_nats::jetstream::context::PublishErrorKind;
 use bytes::Bytes;
 use futures::StreamExt;
 
@@ -17,7 +18,13 @@ use super::{Cluster, ClusterError, nats};
 use crate::error::{Error, ErrorCode};
 use crate::files::{self, PublishError};
 use crate::kernel::{ExecutionRequest, RunReport, Runner};
+use crate::limits::{GaveUp, patiently};
 use crate::output::{Event, EventSink};
+
+/// The longest a submission is tried again while NATS is away, whatever the patience: well
+/// inside the queue's duplicate window ([`super::DUPLICATE_WINDOW`]), so that every try is known
+/// to the queue as the same request.
+const ENQUEUE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(100);
 
 /// Hears that worker `worker` took a run, with the limits it lowered to its own (`--FLAG VALUE`).
 pub type TakenSink = std::sync::Arc<dyn Fn(&str, &[String]) + Send + Sync>;
@@ -108,20 +115,49 @@ pub async fn enqueue(cluster: &Cluster, submission: Submission) -> Result<Queued
         .subscribe(inbox.clone())
         .await
         .map_err(|e| nats("subscribing to the reply subject", cluster.url(), e))?;
-    let publish = jetstream::message::PublishMessage::build()
-        .payload(Bytes::from(payload))
-        .header(REPLY_HEADER, inbox.as_str())
-        .message_id(&id);
-    let acked = match cluster
-        .jetstream
-        .send_publish(names::run_subject(&queue), publish)
-        .await
-    {
-        Ok(ack) => ack.await,
-        Err(error) => return Err(nats("submitting the run", cluster.url(), error)),
-    };
-    if let Err(error) = acked {
-        return Err(refused_by_queue(cluster, &queue, error));
+    // Tried again with the same message id while NATS is away: the queue keeps one request
+    // per id within its duplicate window, so a try whose answer was lost is not queued twice.
+    let patience = cluster.patience().min(ENQUEUE_PATIENCE);
+    let queued = patiently(
+        patience,
+        || {
+            let publish = jetstream::message::PublishMessage::build()
+                .payload(Bytes::from(payload.clone()))
+                .header(REPLY_HEADER, inbox.as_str())
+                .message_id(&id);
+            let subject = names::run_subject(&queue);
+            async move {
+                cluster
+                    .jetstream
+                    .send_publish(subject, publish)
+                    .await?
+                    .await
+            }
+        },
+        |error| {
+            matches!(
+                error.kind(),
+                PublishErrorKind::TimedOut
+                    | PublishErrorKind::BrokenPipe
+                    | PublishErrorKind::StreamNotFound
+            )
+        },
+        |error| {
+            eprintln!(
+                "forge-host: NATS at {} did not take run {id} ({error}); trying again for up to {} (--nats-patience)",
+                cluster.url(),
+                crate::limits::format_duration(patience)
+            );
+        },
+    )
+    .await;
+    match queued {
+        Ok(_) => {}
+        Err(GaveUp::Refused(error)) => return Err(refused_by_queue(cluster, &queue, error)),
+        Err(GaveUp::OutOfPatience(error)) => {
+            let last = nats("submitting the run", cluster.url(), error);
+            return Err(cluster.unreachable_for(patience, "submitting the run", &last));
+        }
     }
     Ok(Queued {
         id,

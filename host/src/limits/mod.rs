@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use config::{apply_config, apply_config_file, set_limit};
 pub use meter::{MemoryLimiter, MemoryStats};
 pub use parse::{format_duration, format_size, parse_duration, parse_size};
-pub use patience::{Backoff, DEFAULT_PATIENCE};
+pub use patience::{Backoff, DEFAULT_PATIENCE, GaveUp, patiently};
 pub use resident::{RUN_OVERHEAD_BYTES, default_run_memory, machine_memory};
 pub use spec::{LimitKind, LimitSpec, LimitValue};
 
