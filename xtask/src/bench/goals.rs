@@ -1,5 +1,5 @@
-//! The per-run cost goals of issue 12, as data: each measure, by its key, and the goal it is
-//! held to. `render.rs` sets each next to the number of the same run.
+//! The goals of issue 12 (per-run cost) and issue 42 (the HTTP door under load), as data: each measure, by its
+//! key, and the goal it is held to. `render.rs` sets each next to the number of the same run.
 
 /// How a goal compares: a time or size at most the goal, a rate at least the goal, or a ratio of
 /// two measures at most the goal.
@@ -8,6 +8,8 @@ pub enum Goal {
     AtMostMs(f64),
     /// At most this many MiB.
     AtMostMib(f64),
+    /// At most this many (a count).
+    AtMostCount(f64),
     /// At least this many per second.
     AtLeastPerS(f64),
     /// The measure over the peer key, at most this ratio.
@@ -17,7 +19,7 @@ pub enum Goal {
 }
 
 /// (measure, key, goal).
-pub const GOALS: [(&str, &str, Goal); 22] = [
+pub const GOALS: [(&str, &str, Goal); 25] = [
     (
         "sandbox alone, JS `return 1` (fresh instance, run, teardown)",
         "sandbox_alone_return_1_p50_ms",
@@ -127,5 +129,20 @@ pub const GOALS: [(&str, &str, Goal); 22] = [
         "Cranelift opt level `none` over `speed` (the host's): JS sum 1..1e7, bare engine",
         "epoch_on_opt_none_cpu_sum_1e7_ms",
         Goal::Ratio("epoch_on_speed_cpu_sum_1e7_ms"),
+    ),
+    (
+        "64 MCP clients over HTTP, `run_javascript` p99 under a 20,000-socket slowloris flood, over the same alone",
+        "doors_flooded_p99_ms",
+        Goal::RatioAtMost("doors_calm_p99_ms", 2.0),
+    ),
+    (
+        "64 MCP clients over HTTP for 10 s alone: calls that failed",
+        "doors_calm_errors",
+        Goal::AtMostCount(0.0),
+    ),
+    (
+        "the same under the flood: calls that failed",
+        "doors_flooded_errors",
+        Goal::AtMostCount(0.0),
     ),
 ];

@@ -1,6 +1,6 @@
 //! Everything `cargo xtask bench` runs to get its numbers, in the order of one run: the library
 //! drivers (`bench/drivers/`), native QuickJS, `forge-host run` as a process, the Python sets
-//! (`measure_python.rs`), the Node.js peers, MCP, the floods and the soak, and the worker pool.
+//! (`measure_python.rs`), the Node.js peers, MCP, the HTTP door under load, the floods and the soak, and the worker pool.
 //! Every measure returns flat numbers by key; none of it knows how BENCHMARKS.md shows them.
 
 use std::path::Path;
@@ -70,6 +70,7 @@ pub fn all(root: &Path, scratch: &Path) -> Result<Numbers> {
     numbers.extend(super::measure_packages::packages_numbers(root, scratch)?);
     numbers.extend(node_numbers(root)?);
     numbers.extend(mcp_numbers(root, scratch)?);
+    numbers.extend(super::measure_doors::doors_numbers(root, scratch)?);
     numbers.extend(flood_and_soak_numbers(root, scratch)?);
     crate::setup::apt_install(&["nats-server"])?;
     numbers.extend(json_numbers(&capture(

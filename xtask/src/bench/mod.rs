@@ -15,6 +15,7 @@
 
 mod goals;
 mod measure;
+mod measure_doors;
 mod measure_packages;
 mod measure_python;
 mod measure_versions;

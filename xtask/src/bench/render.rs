@@ -51,7 +51,11 @@ pub fn markdown(page: &Page) -> Result<String> {
         .iter()
         .map(|(what, version)| format!("| {what} | {version} |"))
         .collect();
-    let parts: [(&str, Vec<String>); 13] = [
+    let doors: Vec<String> = rows::DOORS_ROWS
+        .iter()
+        .map(|row| value_row(numbers, row).unwrap_or_else(|| format!("| {} | n/a |", row.0)))
+        .collect();
+    let parts: [(&str, Vec<String>); 14] = [
         ("machine", vec![page.machine.to_string()]),
         ("date", vec![page.date.to_string()]),
         ("goals", goal_rows(numbers)),
@@ -62,6 +66,7 @@ pub fn markdown(page: &Page) -> Result<String> {
         ("cpu", cpu_rows(numbers)),
         ("mcp", mcp),
         ("cluster", peer_rows(numbers, &rows::CLUSTER_ROWS)),
+        ("doors", doors),
         ("soak", soak),
         ("engines", engines),
         ("versions", versions),
@@ -163,7 +168,7 @@ fn cpu_rows(numbers: &Numbers) -> Vec<String> {
         .collect()
 }
 
-/// Each goal of issue 12: the measure, its goal and whether this run met it.
+/// Each goal of issues 12 and 42: the measure, its goal and whether this run met it.
 fn goal_rows(numbers: &Numbers) -> Vec<String> {
     let mut lines = Vec::new();
     for (what, key, goal) in &GOALS {
@@ -188,6 +193,11 @@ fn goal_rows(numbers: &Numbers) -> Vec<String> {
             Goal::AtMostMib(goal) => (
                 format!("{value:.2} MiB"),
                 format!("at most {goal} MiB"),
+                Some(value <= goal),
+            ),
+            Goal::AtMostCount(goal) => (
+                format!("{value:.0}"),
+                format!("at most {goal}"),
                 Some(value <= goal),
             ),
             Goal::AtLeastPerS(goal) => (
@@ -234,6 +244,7 @@ mod tests {
             "cpu",
             "mcp",
             "cluster",
+            "doors",
             "soak",
             "engines",
             "versions",

@@ -423,3 +423,40 @@ pub const MCP_MEMORY_ROWS: [ValueRow; 2] = [
         Shown::Tenths("MiB"),
     ),
 ];
+
+/// The HTTP door under load (`measure_doors.rs`): 64 SDK clients, alone and under a flood.
+pub const DOORS_ROWS: [ValueRow; 9] = [
+    (
+        "alone: runs per second",
+        "doors_calm_runs_per_s",
+        Shown::Time,
+    ),
+    ("alone: p50 per call", "doors_calm_p50_ms", Shown::Time),
+    ("alone: p99 per call", "doors_calm_p99_ms", Shown::Time),
+    ("alone: errors", "doors_calm_errors", Shown::Whole("")),
+    (
+        "under 20,000 half-open sockets: runs per second",
+        "doors_flooded_runs_per_s",
+        Shown::Time,
+    ),
+    (
+        "under 20,000 half-open sockets: p50 per call",
+        "doors_flooded_p50_ms",
+        Shown::Time,
+    ),
+    (
+        "under 20,000 half-open sockets: p99 per call",
+        "doors_flooded_p99_ms",
+        Shown::Time,
+    ),
+    (
+        "under 20,000 half-open sockets: errors",
+        "doors_flooded_errors",
+        Shown::Whole(""),
+    ),
+    (
+        "the server's peak resident memory over both",
+        "doors_server_peak_rss_mib",
+        Shown::Tenths("MiB"),
+    ),
+];
