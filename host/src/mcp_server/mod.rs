@@ -295,7 +295,7 @@ with `forge-host resume {} --approve|--deny`",
                 };
                 match runner.run(request).await {
                     Ok(report) => inner.finished(&report, &clamps),
-                    Err(error) => render::not_started(&error),
+                    Err(error) => render::failed(&error),
                 }
             }
         });
@@ -310,7 +310,7 @@ with `forge-host resume {} --approve|--deny`",
             live.finish();
         }
         joined.unwrap_or_else(|error| {
-            render::not_started(&crate::error::Error::new(
+            render::failed(&crate::error::Error::new(
                 crate::error::ErrorCode::IsolateFailure,
                 format!("the run's task ended without a report: {error}"),
             ))

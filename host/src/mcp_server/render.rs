@@ -97,16 +97,24 @@ pub fn report(report: &RunReport, clamps: &[Clamp]) -> CallToolResult {
 
 /// A run that could not start (bad input path, no engine, a limit out of range).
 pub fn not_started(error: &Error) -> CallToolResult {
+    failure(error, "failed before it started")
+}
+
+/// A run that did not end with a report: it could not be queued, its close could not be
+/// written (the host's disk), or its task ended without one.
+pub fn failed(error: &Error) -> CallToolResult {
+    failure(error, "failed")
+}
+
+/// A failed call's result: the error's code and message, in the text after `said`.
+fn failure(error: &Error, said: &str) -> CallToolResult {
     let structured = json!({
         "status": ExecutionState::Failed,
         "error": {"code": error.code, "message": error.message},
     });
     result(
         structured,
-        format!(
-            "failed before it started: {}: {}",
-            error.code, error.message
-        ),
+        format!("{said}: {}: {}", error.code, error.message),
         true,
     )
 }
@@ -163,4 +171,35 @@ pub fn record(
         text.push_str(&format!("\n{} tool call(s)", calls.len()));
     }
     result(structured, text, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of a result's first block.
+    fn text(result: &CallToolResult) -> String {
+        serde_json::to_value(&result.content)
+            .ok()
+            .and_then(|blocks| blocks[0]["text"].as_str().map(String::from))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_run_that_ran_is_not_said_to_have_failed_before_it_started() {
+        let error = Error::new(
+            ErrorCode::HostDiskFull,
+            "the close of run e1 was not written",
+        );
+        let ran = failed(&error);
+        assert_eq!(
+            text(&ran),
+            "failed: HOST_DISK_FULL: the close of run e1 was not written"
+        );
+        assert_eq!(ran.is_error, Some(true));
+        let structured = ran.structured_content.unwrap_or_default();
+        assert_eq!(structured["error"]["code"], "HOST_DISK_FULL");
+        let refused = not_started(&Error::invalid_input("no such input"));
+        assert!(text(&refused).starts_with("failed before it started: INVALID_INPUT"));
+    }
 }
