@@ -33,28 +33,19 @@ pub fn markdown(page: &Page) -> Result<String> {
             .iter()
             .filter_map(|row| Some(format!("{} | | |", value_row(numbers, row)?))),
     );
-    let mut engines: Vec<String> = rows::ENGINE_ROWS
-        .iter()
-        .map(|row| value_row(numbers, row).unwrap_or_else(|| format!("| {} | n/a |", row.0)))
-        .collect();
+    let mut engines = value_rows(numbers, &rows::ENGINE_ROWS);
     engines.extend(
         rows::ENGINE_ROWS_IF_MEASURED
             .iter()
             .filter_map(|row| value_row(numbers, row)),
     );
-    let soak: Vec<String> = rows::SOAK_ROWS
-        .iter()
-        .map(|row| value_row(numbers, row).unwrap_or_else(|| format!("| {} | n/a |", row.0)))
-        .collect();
+    let soak = value_rows(numbers, &rows::SOAK_ROWS);
     let versions: Vec<String> = page
         .versions
         .iter()
         .map(|(what, version)| format!("| {what} | {version} |"))
         .collect();
-    let doors: Vec<String> = rows::DOORS_ROWS
-        .iter()
-        .map(|row| value_row(numbers, row).unwrap_or_else(|| format!("| {} | n/a |", row.0)))
-        .collect();
+    let doors = value_rows(numbers, &rows::DOORS_ROWS);
     let parts: [(&str, Vec<String>); 14] = [
         ("machine", vec![page.machine.to_string()]),
         ("date", vec![page.date.to_string()]),
@@ -135,6 +126,13 @@ fn ratio(numbers: &Numbers, a: &str, b: &str) -> String {
 /// `| label | value |`, if the value was measured.
 fn value_row(numbers: &Numbers, (label, key, how): &ValueRow) -> Option<String> {
     Some(format!("| {label} | {} |", shown(numbers, key, *how)?))
+}
+
+/// `| label | value |` for each row, `n/a` where it was not measured.
+fn value_rows(numbers: &Numbers, rows: &[ValueRow]) -> Vec<String> {
+    rows.iter()
+        .map(|row| value_row(numbers, row).unwrap_or_else(|| format!("| {} | n/a |", row.0)))
+        .collect()
 }
 
 /// One row per peer: forge-host's number, the peer's, and their ratio.
