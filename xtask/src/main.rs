@@ -18,8 +18,9 @@
 //!   (sid's pinned packages extracted, `FORGE_CPYTHON_TESTS_DIR`, and the native sid
 //!   interpreter, `FORGE_CPYTHON_NATIVE`), then `cargo test --release` over the workspace,
 //!   then a short smoke run of every fuzz target (skipped when cargo test arguments narrow the
-//!   run).
-//! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer.
+//!   run), whose build runs in the background from the start at the lowest CPU priority.
+//! - `fuzz [TARGET...] [--seconds N]`: the cargo-fuzz targets in `fuzz/`, for longer;
+//!   `fuzz --build-only` builds them.
 //! - `run FILE [ARGS...]` (or `run -e CODE --lang L`, `run - --lang L`): build the engine the
 //!   script needs and nothing else (QuickJS for a `.js` file; CPython for a `.py` one, and
 //!   python-science when its imports want it), and the release host, then
@@ -80,6 +81,46 @@ fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command.current_dir(workspace_root());
     command
+}
+
+/// `cargo xtask test [CARGO TEST ARGS...]`: see the module's doc.
+fn test(cargo_args: &[String]) -> Result {
+    // The fuzz smoke ends only the full run; its build overlaps everything before it.
+    let fuzz_build = if cargo_args.is_empty() {
+        Some(fuzz::BackgroundBuild::start()?)
+    } else {
+        None
+    };
+    build(&engines::ALL)?;
+    lint()?;
+    setup::test_peers()?;
+    python::build_science_testkit()?;
+    // Compiles every engine into the cache once (python-science: ~17 s), instead of in each of
+    // the tests that start at the same moment.
+    run(Command::new(crate::paths::host_binary()).arg("status"))?;
+    embed_example()?;
+    let mut test = cargo();
+    if let Some(suite) = test262::prepare()? {
+        test.env(test262::SUITE_ENV, suite);
+    }
+    if let Some((suite, native)) = cpython::prepare()? {
+        test.env(cpython::SUITE_ENV, suite)
+            .env(cpython::NATIVE_ENV, native);
+    }
+    run(test
+        .args(["test", "--release", "--workspace"])
+        .args(excluded())
+        .args(cargo_args))?;
+    match fuzz_build {
+        Some(fuzz_build) => {
+            fuzz_build.finish()?;
+            fuzz::smoke()
+        }
+        None => {
+            eprintln!("xtask: the fuzz smoke runs with the full test run only");
+            Ok(())
+        }
+    }
 }
 
 /// Builds `engines`, each with only the toolchain it needs, and the release host.
@@ -184,7 +225,7 @@ fn lint() -> Result {
 
 const USAGE: &str = "usage: cargo xtask <setup | build [--profile stdlib|science] | \
                      test [CARGO TEST ARGS] | run FILE [ARGS] | lint | bench | \
-                     fuzz [TARGET...] [--seconds N]>";
+                     fuzz [TARGET...] [--seconds N] | fuzz --build-only>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -198,33 +239,7 @@ fn main() -> ExitCode {
             }
             _ => Err(USAGE.to_string()),
         },
-        Some("test") => build(&engines::ALL).and_then(|()| {
-            lint()?;
-            setup::test_peers()?;
-            python::build_science_testkit()?;
-            // Compiles every engine into the cache once (python-science: ~17 s), instead of in
-            // each of the tests that start at the same moment.
-            run(Command::new(crate::paths::host_binary()).arg("status"))?;
-            embed_example()?;
-            let mut test = cargo();
-            if let Some(suite) = test262::prepare()? {
-                test.env(test262::SUITE_ENV, suite);
-            }
-            if let Some((suite, native)) = cpython::prepare()? {
-                test.env(cpython::SUITE_ENV, suite)
-                    .env(cpython::NATIVE_ENV, native);
-            }
-            run(test
-                .args(["test", "--release", "--workspace"])
-                .args(excluded())
-                .args(&args[1..]))?;
-            if args.len() == 1 {
-                fuzz::smoke()
-            } else {
-                eprintln!("xtask: the fuzz smoke runs with the full test run only");
-                Ok(())
-            }
-        }),
+        Some("test") => test(&args[1..]),
         // Only the engine the script needs: the others (and their toolchains) do not hold up
         // the first result.
         Some("run") if args.len() >= 2 => python::profile_packages("python-science")
