@@ -9,7 +9,6 @@
 //! ever displaces itself, a client that sends its request is served, and its keep-alive
 //! connection outlives the flood.
 
-use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +25,7 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use super::door_io::{Activity, BodyTimedOut, Busy, SendStalled, TimedBody, Watched};
+use super::door_registry::Registry;
 use super::tls::PeerAddr;
 
 /// What one HTTP door lets a client hold. `Default` is what `forge-host mcp --http` starts with.
@@ -59,76 +59,6 @@ impl Default for DoorLimits {
             max_per_client: 256,
             max_pending: 256,
         }
-    }
-}
-
-/// One open connection as the registry sees it.
-struct Entry {
-    client: IpAddr,
-    activity: Arc<Activity>,
-}
-
-/// The open connections, oldest first (ids grow).
-#[derive(Default)]
-struct Registry {
-    next: u64,
-    open: BTreeMap<u64, Entry>,
-    per_client: HashMap<IpAddr, usize>,
-}
-
-impl Registry {
-    fn remove(&mut self, id: u64) {
-        if let Some(entry) = self.open.remove(&id)
-            && let Some(count) = self.per_client.get_mut(&entry.client)
-        {
-            *count -= 1;
-            if *count == 0 {
-                self.per_client.remove(&entry.client);
-            }
-        }
-    }
-
-    /// Closes a connection serving no request (of `client` only, if given), the oldest of the
-    /// first kind there is: one that never sent a whole request head, from an address none of
-    /// whose connections ever did (a flood's); one that never did, from an address that has (a
-    /// client's new connection, whose request may not have been read yet); an idle keep-alive.
-    fn evict_oldest_waiting(&mut self, client: Option<IpAddr>) -> bool {
-        let clients: std::collections::HashSet<IpAddr> = self
-            .open
-            .values()
-            .filter(|entry| entry.activity.has_served())
-            .map(|entry| entry.client)
-            .collect();
-        let mut found = [None; 3];
-        for (id, entry) in &self.open {
-            let activity = &entry.activity;
-            if client.is_some_and(|c| c != entry.client) || !activity.is_waiting() {
-                continue;
-            }
-            let kind = match (activity.has_served(), clients.contains(&entry.client)) {
-                (false, false) => 0,
-                (false, true) => 1,
-                (true, _) => 2,
-            };
-            found[kind].get_or_insert(*id);
-            if kind == 0 {
-                break;
-            }
-        }
-        let found = found.into_iter().flatten().next();
-        let Some(id) = found else { return false };
-        if let Some(entry) = self.open.get(&id) {
-            entry.activity.evict();
-        }
-        self.remove(id);
-        true
-    }
-
-    fn waiting(&self) -> usize {
-        self.open
-            .values()
-            .filter(|entry| entry.activity.is_waiting())
-            .count()
     }
 }
 
@@ -173,8 +103,7 @@ impl Connections {
             return None;
         };
         let mut evicted = 0;
-        let theirs = registry.per_client.get(&client).copied().unwrap_or(0);
-        if theirs >= limits.max_per_client {
+        if registry.open_from(client) >= limits.max_per_client {
             if !registry.evict_oldest_waiting(Some(client)) {
                 drop(registry);
                 self.count(&self.refused, "refused", client);
@@ -182,7 +111,7 @@ impl Connections {
             }
             evicted += 1;
         }
-        if registry.open.len() >= limits.max_connections {
+        if registry.len() >= limits.max_connections {
             if !registry.evict_oldest_waiting(None) {
                 drop(registry);
                 self.count(&self.refused, "refused", client);
@@ -193,17 +122,12 @@ impl Connections {
         if registry.waiting() >= limits.max_pending && registry.evict_oldest_waiting(None) {
             evicted += 1;
         }
-        let id = registry.next;
-        registry.next += 1;
-        let activity = Activity::new(limits.header_timeout, limits.idle_timeout);
-        registry.open.insert(
-            id,
-            Entry {
-                client,
-                activity: activity.clone(),
-            },
+        let activity = Activity::new(
+            limits.header_timeout,
+            limits.idle_timeout,
+            self.tell_registry(registry.next_id()),
         );
-        *registry.per_client.entry(client).or_insert(0) += 1;
+        let id = registry.insert(client, activity.clone());
         drop(registry);
         for _ in 0..evicted {
             self.count(&self.evicted, "closed to make room", client);
@@ -213,6 +137,19 @@ impl Connections {
             activity,
             connections: self.clone(),
         })
+    }
+
+    /// What connection `id`'s activity calls when it begins or ends serving requests. It holds
+    /// the door weakly: the registry holds the activity.
+    fn tell_registry(self: &Arc<Self>, id: u64) -> impl Fn(bool) + Send + Sync + 'static {
+        let door = Arc::downgrade(self);
+        move |busy| {
+            if let Some(door) = door.upgrade()
+                && let Ok(mut registry) = door.registry.lock()
+            {
+                registry.set_busy(id, busy);
+            }
+        }
     }
 
     /// Counts a closed or refused connection, and says so for the first and every 1,000th, so
@@ -436,7 +373,7 @@ mod tests {
         assert!(second.activity.is_evicted());
         assert!(!third.activity.is_evicted());
         assert!(!fourth.activity.is_evicted());
-        assert_eq!(connections.registry.lock().expect("lock").open.len(), 3);
+        assert_eq!(connections.registry.lock().expect("lock").len(), 3);
     }
 
     #[test]
@@ -494,9 +431,9 @@ mod tests {
         drop(first);
         let again = connections.admit(ip(1)).expect("room again");
         let registry = connections.registry.lock().expect("lock");
-        assert_eq!(registry.per_client.get(&ip(1)), Some(&1));
+        assert_eq!(registry.open_from(ip(1)), 1);
         drop(registry);
         drop(again);
-        assert!(connections.registry.lock().expect("lock").open.is_empty());
+        assert_eq!(connections.registry.lock().expect("lock").len(), 0);
     }
 }

@@ -25,15 +25,16 @@ enum Phase {
     Busy(usize),
 }
 
+/// Told, while the phase is locked, that a connection began serving (`true`) or has no request
+/// left: the door's registry keeps its counts by it.
+type OnBusy = Box<dyn Fn(bool) + Send + Sync>;
+
 /// A connection's phase and the deadline that follows from it; the connection's task waits on
 /// [`Activity::changed`] and re-reads the deadline.
-#[derive(Debug)]
 pub(super) struct Activity {
     phase: Mutex<Phase>,
     evicted: AtomicBool,
-    /// A whole request head came on it once: a client, not a socket that never said anything.
-    served: AtomicBool,
-
+    on_busy: OnBusy,
     /// The client stopped reading and the connection was cut ([`SendStalled`]).
     stalled: AtomicBool,
     changed: Notify,
@@ -41,16 +42,31 @@ pub(super) struct Activity {
     idle_timeout: Duration,
 }
 
+impl std::fmt::Debug for Activity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Activity")
+            .field("phase", &self.phase)
+            .field("evicted", &self.evicted)
+            .field("stalled", &self.stalled)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Activity {
-    /// A connection just accepted: it owes a request head within `header_timeout`.
-    pub(super) fn new(header_timeout: Duration, idle_timeout: Duration) -> Arc<Self> {
+    /// A connection just accepted: it owes a request head within `header_timeout`. `on_busy`
+    /// hears each change between serving a request and not.
+    pub(super) fn new(
+        header_timeout: Duration,
+        idle_timeout: Duration,
+        on_busy: impl Fn(bool) + Send + Sync + 'static,
+    ) -> Arc<Self> {
         Arc::new(Activity {
             phase: Mutex::new(Phase::Waiting {
                 since: Instant::now(),
                 head: true,
             }),
             evicted: AtomicBool::new(false),
-            served: AtomicBool::new(false),
+            on_busy: Box::new(on_busy),
             stalled: AtomicBool::new(false),
             changed: Notify::new(),
             header_timeout,
@@ -60,7 +76,13 @@ impl Activity {
 
     fn update(&self, change: impl FnOnce(&mut Phase)) {
         if let Ok(mut phase) = self.phase.lock() {
+            let was_busy = matches!(*phase, Phase::Busy(_));
             change(&mut phase);
+            let busy = matches!(*phase, Phase::Busy(_));
+            if busy != was_busy {
+                // Under the lock, so that the registry hears the changes in their order.
+                (self.on_busy)(busy);
+            }
         }
         self.changed.notify_waiters();
     }
@@ -81,8 +103,9 @@ impl Activity {
         }
     }
 
-    /// Whether it serves no request now, so that it may be closed to make room.
-    pub(super) fn is_waiting(&self) -> bool {
+    /// Whether it serves no request now.
+    #[cfg(test)]
+    fn is_waiting(&self) -> bool {
         matches!(
             self.phase.lock().map(|phase| *phase),
             Ok(Phase::Waiting { .. })
@@ -96,12 +119,6 @@ impl Activity {
             Ok(Phase::Waiting { since, head: false }) => Some(since + self.idle_timeout),
             _ => None,
         }
-    }
-
-    /// Whether it has sent a whole request head before (it is a client's keep-alive, then, and
-    /// is closed to make room only after every connection that never has).
-    pub(super) fn has_served(&self) -> bool {
-        self.served.load(Ordering::Acquire)
     }
 
     /// Closes it (the registry made room with it).
@@ -156,7 +173,6 @@ pub(super) struct Busy {
 impl Busy {
     /// Marks `activity` busy until the returned value is dropped.
     pub(super) fn begin(activity: Arc<Activity>) -> Self {
-        activity.served.store(true, Ordering::Release);
         activity.update(|phase| {
             *phase = match *phase {
                 Phase::Busy(n) => Phase::Busy(n + 1),
@@ -374,7 +390,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn deadlines_follow_the_phase() {
         let (head, idle) = (Duration::from_secs(10), Duration::from_secs(60));
-        let activity = Activity::new(head, idle);
+        let activity = Activity::new(head, idle, |_| {});
         let start = Instant::now();
         assert_eq!(activity.deadline(), Some(start + head));
         let busy = Busy::begin(activity.clone());
@@ -401,7 +417,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_write_the_client_does_not_read_fails_after_the_send_timeout() {
-        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60));
+        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60), |_| {});
         // A pipe of 16 bytes whose other end never reads.
         let (near, _far) = tokio::io::duplex(16);
         let mut watched = Watched::new(near, activity.clone(), Duration::from_secs(5));
@@ -422,11 +438,11 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn expiry_and_eviction_end_the_wait() {
-        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60));
+        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60), |_| {});
         let start = Instant::now();
         activity.expired_or_evicted().await;
         assert_eq!(Instant::now(), start + Duration::from_secs(10));
-        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60));
+        let activity = Activity::new(Duration::from_secs(10), Duration::from_secs(60), |_| {});
         let waiter = {
             let activity = activity.clone();
             tokio::spawn(async move { activity.expired_or_evicted().await })

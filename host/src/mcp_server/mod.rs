@@ -7,6 +7,7 @@ mod admission;
 mod approval;
 mod door;
 mod door_io;
+mod door_registry;
 mod http_auth;
 mod in_flight;
 mod live;
