@@ -4,19 +4,18 @@
 //! - `cargo xtask fuzz [TARGET...] [--seconds N]`: N seconds per target (default 600).
 //! - `cargo xtask fuzz --build-only`: nightly, cargo-fuzz and the targets' build, no runs.
 //! - `cargo xtask test` runs [`smoke`]: every target for [`SMOKE_SECONDS`]. Its build is a
-//!   [`BackgroundBuild`] begun with the test command, so it takes only the CPU time the engines',
-//!   the host's and the tests' builds leave idle.
+//!   [`build_in_background`], begun with the test command, so it takes only the CPU time the
+//!   engines', the host's and the tests' builds leave idle.
 //!
 //! New inputs the fuzzer finds go to `target/fuzz/corpus/TARGET` (kept between runs, never
 //! committed); a crash is written to `fuzz/artifacts/TARGET/` and fails the command. Found
 //! crashes become seeds (`fuzz/seeds/TARGET/`), so every later run replays them first, and a
 //! unit test beside the code.
 
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::Instant;
+use std::path::Path;
+use std::process::Command;
 
+use crate::background::Background;
 use crate::setup::output;
 use crate::{Result, run, workspace_root};
 
@@ -82,7 +81,7 @@ fn cargo_fuzz(subcommand: &str) -> Command {
         .current_dir(root.join("fuzz"))
         .args(["+nightly", "fuzz", subcommand, "--fuzz-dir", "."])
         .arg("--target-dir")
-        .arg(crate::paths::target().join("fuzz"));
+        .arg(crate::build_cache::fuzz_target());
     command
 }
 
@@ -160,88 +159,17 @@ pub fn smoke() -> Result {
     fuzz(&TARGETS, SMOKE_SECONDS)
 }
 
-/// `cargo xtask fuzz --build-only` run as a child at the lowest CPU priority (`nice -n 19`), its
-/// output in `target/fuzz/logs/build.log`. The test command's builds leave one of two cores
-/// idle for stretches (downloads, configure scripts, a crate that compiles alone, links), and
-/// this build, cold, is 10 minutes of both; the tests' own timing is not disturbed, as a
-/// `nice 19` process gets about 1.5% of a core that a normal one also wants. Dropped without
-/// [`BackgroundBuild::finish`] (the test command failed first), it is stopped.
-pub struct BackgroundBuild {
-    child: Child,
-    log: PathBuf,
-    started: Instant,
-}
-
-impl BackgroundBuild {
-    pub fn start() -> Result<Self> {
-        let log = crate::paths::target().join("fuzz/logs/build.log");
-        if let Some(dir) = log.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        let file = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let copy = file
-            .try_clone()
-            .map_err(|e| format!("cannot write {}: {e}", log.display()))?;
-        let xtask =
-            std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
-        let mut command = Command::new("nice");
-        command
-            .args(["-n", "19"])
-            .arg(xtask)
-            .args(["fuzz", "--build-only"])
-            .stdin(std::process::Stdio::null())
-            .stdout(copy)
-            .stderr(file)
-            // Its own process group, so that stopping it stops the cargo and rustc under it.
-            .process_group(0);
-        eprintln!(
-            "xtask: building the fuzz targets in the background at the lowest CPU priority \
-             (log: {})",
-            log.display()
-        );
-        let child = command
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", crate::describe(&command)))?;
-        Ok(Self {
-            child,
-            log,
-            started: Instant::now(),
-        })
-    }
-
-    /// Waits for the build; its log's end when it failed.
-    pub fn finish(mut self) -> Result {
-        eprintln!("xtask: waiting for the fuzz targets' background build");
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| format!("the fuzz targets' background build: {e}"))?;
-        let minutes = self.started.elapsed().as_secs_f64() / 60.0;
-        if status.success() {
-            eprintln!("xtask: the fuzz targets' background build ended after {minutes:.1} min");
-            return Ok(());
-        }
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(60)..].join("\n");
-        Err(format!(
-            "the fuzz targets' background build failed ({status}) after {minutes:.1} min; the \
-             end of {}:\n{tail}",
-            self.log.display()
-        ))
-    }
-}
-
-impl Drop for BackgroundBuild {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let group = format!("-{}", self.child.id());
-            let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-            let _ = self.child.wait();
-        }
-    }
+/// `cargo xtask fuzz --build-only` in the background at the lowest CPU priority, its output in
+/// `target/fuzz/logs/build.log`: cold, this build is about 10 minutes of both cores, and it takes
+/// only what the test command's own builds and tests leave idle.
+pub fn build_in_background() -> Result<Background> {
+    let xtask = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
+    Background::start(
+        "the fuzz targets' build",
+        Command::new(xtask).args(["fuzz", "--build-only"]),
+        crate::paths::target().join("fuzz/logs/build.log"),
+        19,
+    )
 }
 
 /// `cargo xtask fuzz [TARGET...] [--seconds N]` or `cargo xtask fuzz --build-only`.

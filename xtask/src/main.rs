@@ -28,7 +28,9 @@
 //! - `lint`: `cargo fmt --check` and `cargo clippy -D warnings`.
 //! - `bench`: build, then measure forge-host against its peers (BENCHMARKS.md).
 
+mod background;
 mod bench;
+mod build_cache;
 mod components;
 mod cpython;
 mod engines;
@@ -85,9 +87,11 @@ fn cargo() -> Command {
 
 /// `cargo xtask test [CARGO TEST ARGS...]`: see the module's doc.
 fn test(cargo_args: &[String]) -> Result {
-    // The fuzz smoke ends only the full run; its build overlaps everything before it.
+    // The fuzz smoke ends only the full run; its build overlaps everything before it. Rustup
+    // adds the wasm target first, so that the build's own rustup (nightly) never runs beside it.
+    setup::setup()?;
     let fuzz_build = if cargo_args.is_empty() {
-        Some(fuzz::BackgroundBuild::start()?)
+        Some(fuzz::build_in_background()?)
     } else {
         None
     };
@@ -123,19 +127,34 @@ fn test(cargo_args: &[String]) -> Result {
     }
 }
 
-/// Builds `engines`, each with only the toolchain it needs, and the release host.
+/// Builds `engines`, each with only the toolchain it needs, and the release host. The host
+/// compiles in the background beside the Python engines, whose builds are mostly not cargo's
+/// (the guests built by cargo come first: one cargo at a time works in `target/`).
 fn build(engines: &[Engine]) -> Result {
-    for engine in engines {
+    let by_cargo = |e: &&Engine| matches!(e, Engine::Quickjs | Engine::Lua);
+    for engine in engines.iter().filter(by_cargo) {
         match engine {
             // The wasm target, clang and wasi-libc.
             Engine::Quickjs => setup::setup().and_then(|()| components::build_quickjs())?,
             // Pure Rust: the wasm target alone.
             Engine::Lua => setup::rust_target().and_then(|()| components::build_lua())?,
-            Engine::Python => python::build_python()?,
-            Engine::Science => python::build_science()?,
+            Engine::Python | Engine::Science => {}
         }
     }
-    run(cargo().args(["build", "--release", "--package", "forge-host"]))?;
+    let host = background::Background::start(
+        "the host's build",
+        cargo().args(["build", "--release", "--package", "forge-host"]),
+        crate::paths::target().join("host-build.log"),
+        0,
+    )?;
+    for engine in engines.iter().filter(|e| !by_cargo(e)) {
+        match engine {
+            Engine::Python => python::build_python()?,
+            Engine::Science => python::build_science()?,
+            Engine::Quickjs | Engine::Lua => {}
+        }
+    }
+    host.finish()?;
     // Compiled by the engine itself, so after it and the host are built.
     if engines
         .iter()

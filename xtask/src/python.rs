@@ -131,7 +131,7 @@ fn science_build_py() -> Command {
 pub fn build_python() -> Result {
     let root = workspace_root();
     science_toolchain()?;
-    run(science_build_py().args(["--upto", "sqlite"]))?;
+    run_locked(science_build_py().args(["--upto", "sqlite"]))?;
     let work = PathBuf::from(science_dirs().0);
     let compression = work.join("site-compression");
     let sqlite = work.join("site-sqlite");
@@ -197,13 +197,13 @@ pub fn profile_packages(profile: &str) -> Result<Vec<String>> {
 }
 
 /// Builds `python-science.wasm` with `components/python-science/build.py` (pinned, hash-checked,
-/// incremental) and publishes it. Its work and venv folders default to `target/`;
-/// `SCIENCE_WORK` and `SCIENCE_VENV` point elsewhere.
+/// incremental) and publishes it. Its work and venv folders are in the build cache
+/// ([`crate::build_cache`]); `SCIENCE_WORK` and `SCIENCE_VENV` point elsewhere.
 pub fn build_science() -> Result {
     let packages = profile_packages("python-science")?;
     science_toolchain()?;
     let output = crate::paths::target().join("wasm-python/python-science.wasm");
-    run(science_build_py().arg("--out").arg(&output))?;
+    run_locked(science_build_py().arg("--out").arg(&output))?;
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     publish(&output, "python-science", &[".py"], &packages)
 }
@@ -215,19 +215,17 @@ pub fn stdlib_source() -> PathBuf {
 }
 
 fn science_dirs() -> (String, String) {
-    let work = std::env::var("SCIENCE_WORK").unwrap_or_else(|_| {
-        crate::paths::target()
-            .join("science-build")
-            .display()
-            .to_string()
-    });
-    let venv = std::env::var("SCIENCE_VENV").unwrap_or_else(|_| {
-        crate::paths::target()
-            .join("science-venv")
-            .display()
-            .to_string()
-    });
-    (work, venv)
+    let dirs = crate::build_cache::dirs();
+    (
+        dirs.work.display().to_string(),
+        dirs.venv.display().to_string(),
+    )
+}
+
+/// Runs `command` (build.py or testkit.py) while holding the science folders' lock.
+fn run_locked(command: &mut Command) -> Result {
+    let _lock = crate::build_cache::lock(&crate::build_cache::dirs())?;
+    run(command)
 }
 
 /// Assembles `target/science-testkit`: pytest (pinned) and numpy's and pandas' own test files,
@@ -235,11 +233,13 @@ fn science_dirs() -> (String, String) {
 pub fn build_science_testkit() -> Result {
     let root = workspace_root();
     let (work, venv) = science_dirs();
-    run(Command::new("python3")
-        .current_dir(&root)
-        .arg("components/python-science/testkit.py")
-        .args(["--work", &work, "--venv", &venv, "--out"])
-        .arg(crate::paths::target().join("science-testkit")))
+    run_locked(
+        Command::new("python3")
+            .current_dir(&root)
+            .arg("components/python-science/testkit.py")
+            .args(["--work", &work, "--venv", &venv, "--out"])
+            .arg(crate::paths::target().join("science-testkit")),
+    )
 }
 
 #[cfg(test)]
