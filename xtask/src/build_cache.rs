@@ -11,7 +11,7 @@
 //!   folder is only unfinished, never wrong; a lock file beside it keeps two builds from working
 //!   in it at once.
 //! - `fuzz-target-KEY`: cargo's target folder for the fuzz targets (about 10 minutes cold), keyed
-//!   by their lock file; cargo checks what is fresh in it, and locks it itself.
+//!   by their manifest; cargo checks what is fresh in it, and locks it itself.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -29,8 +29,11 @@ const INPUTS: [&str; 4] = [
     "components/python/requirements.txt",
 ];
 
-/// What the fuzz targets' build reads, besides the host's sources (which cargo checks itself).
-const FUZZ_INPUTS: [&str; 2] = ["fuzz/Cargo.toml", "fuzz/Cargo.lock"];
+/// What names the fuzz targets' cargo folder: their manifest (its profiles and dependencies).
+/// Cargo checks everything else in the folder itself, the sources and the lock file included;
+/// the lock file is left out here because cargo rewrites it during a build when it is stale,
+/// which would name another folder halfway through one test command.
+const FUZZ_INPUTS: [&str; 1] = ["fuzz/Cargo.toml"];
 
 /// Builds of other inputs kept beside the current one (a branch switched back to).
 const KEEP_OTHERS: usize = 1;
