@@ -83,15 +83,19 @@ impl Background {
             eprintln!("xtask: {} ended after {minutes:.1} min", self.what);
             return Ok(());
         }
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(60)..].join("\n");
+        let tail = tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 60);
         Err(format!(
             "{} failed ({status}) after {minutes:.1} min; the end of {}:\n{tail}",
             self.what,
             self.log.display()
         ))
     }
+}
+
+/// The last `lines` lines of a log's `text`, for an error message.
+pub fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 impl Drop for Background {

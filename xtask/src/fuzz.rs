@@ -126,8 +126,7 @@ pub fn fuzz(targets: &[&str], seconds: u64) -> Result {
                 eprintln!("xtask: {target}: {}", done.join("; "));
             }
             Err(e) => {
-                let lines: Vec<&str> = text.lines().collect();
-                let tail = lines[lines.len().saturating_sub(80)..].join("\n");
+                let tail = crate::background::tail(&text, 80);
                 return Err(format!(
                     "{e}\n{tail}\nthe fuzzer found a crash in `{target}`: its input is in \
                      fuzz/artifacts/{target}/; replay it with `cargo +nightly fuzz run --fuzz-dir \

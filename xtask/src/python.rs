@@ -112,15 +112,19 @@ fn science_toolchain() -> Result {
 }
 
 /// `python3 components/python-science/build.py` with the work and venv folders of
-/// `science_dirs` (pinned, hash-checked, incremental steps).
+/// [`crate::build_cache::dirs`] (pinned, hash-checked, incremental steps).
 fn science_build_py() -> Command {
     let root = workspace_root();
-    let (work, venv) = science_dirs();
+    let dirs = crate::build_cache::dirs();
     let mut command = Command::new("python3");
     command
         .current_dir(&root)
         .arg("components/python-science/build.py")
-        .args(["--work", &work, "--venv", &venv, "--sdist-via-index"]);
+        .arg("--work")
+        .arg(&dirs.work)
+        .arg("--venv")
+        .arg(&dirs.venv)
+        .arg("--sdist-via-index");
     command
 }
 
@@ -132,7 +136,7 @@ pub fn build_python() -> Result {
     let root = workspace_root();
     science_toolchain()?;
     run_locked(science_build_py().args(["--upto", "sqlite"]))?;
-    let work = PathBuf::from(science_dirs().0);
+    let work = crate::build_cache::dirs().work;
     let compression = work.join("site-compression");
     let sqlite = work.join("site-sqlite");
     let tzdata = work.join("site-tzdata");
@@ -208,18 +212,9 @@ pub fn build_science() -> Result {
     publish(&output, "python-science", &[".py"], &packages)
 }
 
-/// The work and venv folders of the science build (`SCIENCE_WORK`, `SCIENCE_VENV` override).
 /// The standard library zip build.py's `stdlib` step writes (run by both profiles' builds).
 pub fn stdlib_source() -> PathBuf {
-    PathBuf::from(science_dirs().0).join("stdlib-src.zip")
-}
-
-fn science_dirs() -> (String, String) {
-    let dirs = crate::build_cache::dirs();
-    (
-        dirs.work.display().to_string(),
-        dirs.venv.display().to_string(),
-    )
+    crate::build_cache::dirs().work.join("stdlib-src.zip")
 }
 
 /// Runs `command` (build.py or testkit.py) while holding the science folders' lock.
@@ -232,12 +227,16 @@ fn run_locked(command: &mut Command) -> Result {
 /// which `tests/cli/upstream.rs` runs inside the python-science engine.
 pub fn build_science_testkit() -> Result {
     let root = workspace_root();
-    let (work, venv) = science_dirs();
+    let dirs = crate::build_cache::dirs();
     run_locked(
         Command::new("python3")
             .current_dir(&root)
             .arg("components/python-science/testkit.py")
-            .args(["--work", &work, "--venv", &venv, "--out"])
+            .arg("--work")
+            .arg(&dirs.work)
+            .arg("--venv")
+            .arg(&dirs.venv)
+            .arg("--out")
             .arg(crate::paths::target().join("science-testkit")),
     )
 }
